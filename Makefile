@@ -1,0 +1,53 @@
+# shingling: `make` lists the targets. Extra arguments go through ARGS, e.g. make test ARGS="-k parity".
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+CORPUS ?= data/sample/corpus.parquet
+OUT ?= out/sample
+ARGS ?=
+# spark-submit finds Spark and the Python to run through these
+export PATH := $(CURDIR)/$(BIN):$(PATH)
+export PYSPARK_PYTHON := $(CURDIR)/$(BIN)/python
+export PYSPARK_DRIVER_PYTHON := $(CURDIR)/$(BIN)/python
+SPARK_SUBMIT := $(BIN)/spark-submit --properties-file conf/spark-local.conf --py-files dist/shingling.zip
+
+.DEFAULT_GOAL := help
+.PHONY: help setup dist run test lint bench clean
+
+help: ## list the targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*## "} {printf "  make %-14s %s\n", $$1, $$2}'
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e '.[dev,bench]'
+	touch $(STAMP)
+
+setup: $(STAMP) ## create .venv with the project and its development tools
+
+dist: $(STAMP) ## pack shingling/ and jobs/ into dist/shingling.zip for spark-submit --py-files
+	@rm -rf dist && mkdir -p dist/pkg
+	@cp -r shingling jobs dist/pkg/ && cp conf/default.toml dist/pkg/jobs/default.toml
+	@find dist/pkg -name __pycache__ -prune -exec rm -rf {} +
+	@cd dist/pkg && $(CURDIR)/$(BIN)/python -m zipfile -c ../shingling.zip shingling jobs
+	@rm -rf dist/pkg && echo "dist/shingling.zip"
+
+run: dist ## run the job on the bundled sample corpus (Spark local mode) and show the top pairs
+	$(SPARK_SUBMIT) jobs/near_duplicates.py --input $(CORPUS) --output $(OUT) --overwrite $(ARGS)
+	$(BIN)/shingling top $(OUT) --corpus $(CORPUS)
+
+test: $(STAMP) ## run the whole test suite
+	$(BIN)/pytest -q $(ARGS)
+
+lint: $(STAMP) ## ruff and mypy
+	$(BIN)/ruff check shingling jobs tests bench
+	$(BIN)/mypy shingling jobs
+
+bench: dist ## benchmark against MinHashLSH and the scan floor (DOCS=10000 by default)
+	$(BIN)/python -m bench.run --docs $(or $(DOCS),10000) $(ARGS)
+
+clean: ## remove the environment, build outputs and run outputs
+	rm -rf $(VENV) dist out .pytest_cache .mypy_cache .ruff_cache .hypothesis bench/work
+	find . -name __pycache__ -prune -exec rm -rf {} +

@@ -1,0 +1,152 @@
+"""Job configuration: conf/default.toml, an optional user file, and --set overrides.
+
+Parsed as data only (``tomllib``); unknown sections and keys and out-of-range values are refused with
+a message that names them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import pkgutil
+import tomllib
+from dataclasses import dataclass, fields
+from pathlib import Path
+from typing import Any
+
+from jobs.errors import ConfigError
+
+DEFAULTS_PATH = Path(__file__).resolve().parents[1] / "conf" / "default.toml"
+
+
+@dataclass(frozen=True)
+class InputConfig:
+    id_column: str
+    text_column: str
+
+
+@dataclass(frozen=True)
+class SketchConfig:
+    width: int
+    k: int
+
+
+@dataclass(frozen=True)
+class PairsConfig:
+    threshold: float
+    max_exact_group: int
+
+
+@dataclass(frozen=True)
+class OutputConfig:
+    overwrite: bool
+
+
+@dataclass(frozen=True)
+class Config:
+    input: InputConfig
+    sketch: SketchConfig
+    pairs: PairsConfig
+    output: OutputConfig
+    spark: dict[str, str]
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+_SECTIONS = {"input": InputConfig, "sketch": SketchConfig, "pairs": PairsConfig, "output": OutputConfig}
+
+# (lowest, highest) allowed, inclusive; None for no bound.
+_RANGES: dict[str, tuple[float | None, float | None]] = {
+    "sketch.width": (1, 64),
+    "sketch.k": (1, 4096),
+    "pairs.threshold": (0.0, 1.0),
+    "pairs.max_exact_group": (2, None),
+}
+
+
+def _read_defaults() -> dict[str, Any]:
+    """conf/default.toml from the source tree, or the copy packed into the job's zip."""
+    if DEFAULTS_PATH.is_file():
+        return tomllib.loads(DEFAULTS_PATH.read_text(encoding="utf-8"))
+    data = pkgutil.get_data("jobs", "default.toml")
+    if data is None:
+        raise ConfigError(f"default config not found at {DEFAULTS_PATH} nor in the jobs package")
+    return tomllib.loads(data.decode("utf-8"))
+
+
+def _merge(base: dict[str, Any], extra: dict[str, Any], origin: str) -> None:
+    for section, values in extra.items():
+        if section not in base:
+            raise ConfigError(f"{origin}: unknown section [{section}]; known: {', '.join(base)}")
+        if not isinstance(values, dict):
+            raise ConfigError(f"{origin}: [{section}] must be a table of settings")
+        for key, value in values.items():
+            if section != "spark" and key not in base[section]:
+                known = ", ".join(base[section])
+                raise ConfigError(f"{origin}: unknown setting {section}.{key}; known: {known}")
+            base[section][key] = value
+
+
+def _parse_override(item: str) -> tuple[str, str, Any]:
+    name, sep, raw = item.partition("=")
+    section, dot, key = name.strip().partition(".")
+    if not sep or not dot or not key:
+        raise ConfigError(f"--set {item!r}: expected section.key=value, e.g. pairs.threshold=0.7")
+    try:
+        value = tomllib.loads(f"v = {raw}")["v"]
+    except tomllib.TOMLDecodeError:
+        value = raw  # a bare word: a string, such as --set input.id_column=url
+    return section, key.strip().strip('"'), value
+
+
+def _build(section: str, cls: type, values: dict[str, Any]) -> Any:
+    kwargs = {}
+    for f in fields(cls):
+        value = values[f.name]
+        name = f"{section}.{f.name}"
+        expected = {"int": int, "float": float, "bool": bool, "str": str}[str(f.type)]
+        if expected is float and isinstance(value, int) and not isinstance(value, bool):
+            value = float(value)
+        if not isinstance(value, expected) or (expected is int and isinstance(value, bool)):
+            raise ConfigError(f"{name} must be {expected.__name__}, got {value!r}")
+        low, high = _RANGES.get(name, (None, None))
+        if (low is not None and value < low) or (high is not None and value > high):
+            raise ConfigError(f"{name} = {value!r} is out of range [{low}, {high}]")
+        if expected is str and not value:
+            raise ConfigError(f"{name} must not be empty")
+        kwargs[f.name] = value
+    return cls(**kwargs)
+
+
+def load(path: str | Path | None = None, overrides: list[str] | tuple[str, ...] = ()) -> Config:
+    """The resolved config: defaults, then the file at ``path``, then ``section.key=value`` items."""
+    merged = _read_defaults()
+    if path is not None:
+        try:
+            text = Path(path).read_text(encoding="utf-8")
+        except OSError as e:
+            raise ConfigError(f"cannot read config file {path}: {e.strerror}") from e
+        try:
+            _merge(merged, tomllib.loads(text), str(path))
+        except tomllib.TOMLDecodeError as e:
+            raise ConfigError(f"{path} is not valid TOML: {e}") from e
+    for item in overrides:
+        section, key, value = _parse_override(item)
+        _merge(merged, {section: {key: value}}, f"--set {item}")
+    spark = {str(k): str(v).lower() if isinstance(v, bool) else str(v) for k, v in merged["spark"].items()}
+    return Config(
+        **{name: _build(name, cls, merged[name]) for name, cls in _SECTIONS.items()}, spark=spark
+    )
+
+
+def to_toml(config: Config) -> str:
+    """The config as TOML, to save beside an output (strings and numbers only, as loaded)."""
+    lines = []
+    for section, values in config.to_dict().items():
+        lines.append(f"[{section}]")
+        for key, value in values.items():
+            shown = json.dumps(value) if not isinstance(value, bool) else str(value).lower()
+            lines.append(f"{json.dumps(key) if '.' in key else key} = {shown}")
+        lines.append("")
+    return "\n".join(lines)

@@ -1,0 +1,159 @@
+"""Find near-duplicate documents in a Parquet corpus and write the pair table.
+
+    spark-submit --properties-file conf/spark-local.conf --py-files dist/shingling.zip \\
+        jobs/near_duplicates.py --input corpus.parquet --output out/ [--config conf/x.toml] \\
+        [--set pairs.threshold=0.7] [--overwrite]
+
+Writes, atomically (all or nothing) under ``--output``:
+
+- ``documents/``: one row per input document, its sketch or why it was skipped;
+- ``pairs/``: the near-duplicate pair table;
+- ``summary.json``: the run summary; ``config.toml``: the resolved config.
+
+Exit codes: 0 done, 1 internal failure, 2 bad arguments or config, 3 bad input, 4 output exists.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+import time
+from datetime import UTC, datetime
+from typing import Any
+
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+
+from jobs import config as config_module
+from jobs.errors import BadInputError, ExitCode, ShinglingError
+from jobs.io import AtomicOutput, read_corpus
+from jobs.schemas import DOC_ID, EXACT, SKIP_REASON, SKIP_REASONS
+from jobs.session import get_session
+from jobs.transforms import near_duplicate_pairs, sketch_documents
+
+log = logging.getLogger("shingling")
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        prog="near_duplicates", description="Find near-duplicate documents in a Parquet corpus."
+    )
+    parser.add_argument("--input", required=True, help="Parquet file or directory of the corpus")
+    parser.add_argument("--output", required=True, help="output directory (written atomically)")
+    parser.add_argument("--config", help="TOML file with settings over conf/default.toml")
+    parser.add_argument(
+        "--set", action="append", default=[], metavar="SECTION.KEY=VALUE", help="override one setting"
+    )
+    parser.add_argument("--overwrite", action="store_true", help="replace an existing output")
+    return parser.parse_args(argv)
+
+
+def count_documents(documents: DataFrame) -> dict[str, Any]:
+    """Documents read, sketched and skipped by reason: one aggregate over the written table."""
+    by_reason = {r[SKIP_REASON]: r["n"] for r in documents.groupBy(SKIP_REASON).agg(F.count(F.lit(1)).alias("n")).collect()}
+    skipped = {reason: int(by_reason.get(reason, 0)) for reason in SKIP_REASONS}
+    sketched = int(by_reason.get(None, 0))
+    return {"read": sketched + sum(skipped.values()), "sketched": sketched, "skipped": skipped}
+
+
+def check_unique_ids(documents: DataFrame) -> None:
+    """Refuse a corpus whose ids repeat, naming a few of them."""
+    repeated = (
+        documents.where(F.col(DOC_ID).isNotNull())
+        .groupBy(DOC_ID)
+        .count()
+        .where(F.col("count") > 1)
+        .orderBy(F.col("count").desc(), DOC_ID)
+        .limit(5)
+        .collect()
+    )
+    if repeated:
+        examples = ", ".join(f"{r[DOC_ID]!r} ({r['count']} times)" for r in repeated)
+        raise BadInputError(f"document ids must be unique; repeated ids include {examples}")
+
+
+def run(spark: SparkSession, cfg: config_module.Config, input_path: str, output_path: str) -> dict[str, Any]:
+    """Read, sketch, pair, write; returns the run summary."""
+    started = time.monotonic()
+    summary: dict[str, Any] = {
+        "job": "near_duplicates",
+        "input": input_path,
+        "output": output_path,
+        "started_at": datetime.now(UTC).isoformat(timespec="seconds"),
+    }
+    out = AtomicOutput(spark, output_path, overwrite=cfg.output.overwrite)
+    try:
+        corpus = read_corpus(
+            spark, input_path, id_column=cfg.input.id_column, text_column=cfg.input.text_column
+        )
+        stage = time.monotonic()
+        log.info("sketching documents (width %d, k %d)", cfg.sketch.width, cfg.sketch.k)
+        corpus.transform(sketch_documents, width=cfg.sketch.width, k=cfg.sketch.k).write.parquet(
+            out.table("documents")
+        )
+        documents = spark.read.parquet(out.table("documents"))
+        summary["documents"] = count_documents(documents)
+        check_unique_ids(documents)
+        sketch_seconds = time.monotonic() - stage
+        log.info("documents: %s", json.dumps(summary["documents"]))
+
+        stage = time.monotonic()
+        log.info("pairing documents (threshold %.3f)", cfg.pairs.threshold)
+        documents.transform(
+            near_duplicate_pairs,
+            threshold=cfg.pairs.threshold,
+            k=cfg.sketch.k,
+            max_exact_group=cfg.pairs.max_exact_group,
+        ).write.parquet(out.table("pairs"))
+        counts = spark.read.parquet(out.table("pairs")).agg(
+            F.count(F.lit(1)).alias("pairs"), F.sum(F.col(EXACT).cast("long")).alias("exact")
+        ).first()
+        assert counts is not None
+        summary["pairs"] = {"written": int(counts["pairs"]), "exact_duplicates": int(counts["exact"] or 0)}
+        summary["stage_seconds"] = {
+            "sketch": round(sketch_seconds, 2),
+            "pairs": round(time.monotonic() - stage, 2),
+        }
+        summary["stage_seconds"]["total"] = round(time.monotonic() - started, 2)
+        summary["finished_at"] = datetime.now(UTC).isoformat(timespec="seconds")
+        summary["status"] = "succeeded"
+        summary["config"] = cfg.to_dict()
+        out.write_text("config.toml", config_module.to_toml(cfg))
+        out.write_json("summary.json", summary)
+        out.commit()
+    except BaseException:
+        out.abort()
+        raise
+    return summary
+
+
+def main(argv: list[str] | None = None) -> int:
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s shingling %(levelname)s %(message)s")
+    args = parse_args(argv)
+    try:
+        overrides = [*args.set, *(["output.overwrite=true"] if args.overwrite else [])]
+        cfg = config_module.load(args.config, overrides)
+    except ShinglingError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return int(e.exit_code)
+    log.info("config:\n%s", config_module.to_toml(cfg))
+    spark, created = get_session("shingling near_duplicates", cfg.spark)
+    try:
+        summary = run(spark, cfg, args.input, args.output)
+    except ShinglingError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return int(e.exit_code)
+    except Exception:
+        log.exception("the run failed; the output was not written")
+        return int(ExitCode.FAILED)
+    finally:
+        if created:
+            spark.stop()
+    print(json.dumps({k: v for k, v in summary.items() if k != "config"}, indent=2))
+    return int(ExitCode.OK)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

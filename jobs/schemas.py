@@ -1,0 +1,78 @@
+"""Column names and table schemas: the input contract and the output tables, defined once.
+
+Input contract: a Parquet file or directory with an id column (integer or string, unique, not null)
+and a text column (string); names set in [input]. Other columns are ignored.
+"""
+
+from __future__ import annotations
+
+from pyspark.sql.types import (
+    ArrayType,
+    BooleanType,
+    ByteType,
+    DataType,
+    DoubleType,
+    IntegerType,
+    LongType,
+    ShortType,
+    StringType,
+    StructField,
+    StructType,
+)
+
+# Internal names: the input's id and text columns are renamed to these when read.
+DOC_ID = "doc_id"
+TEXT = "text"
+
+# The documents table: one row per input document, its sketch or why it was skipped.
+N_WORDS = "n_words"
+N_SHINGLES = "n_shingles"
+SKETCH = "sketch"
+TEXT_HASH = "text_hash"
+SKIP_REASON = "skip_reason"
+
+# Why a document has no sketch.
+SKIP_NULL_ID = "null_id"
+SKIP_NULL_TEXT = "null_text"
+SKIP_NO_WORDS = "no_words"
+SKIP_REASONS = (SKIP_NULL_ID, SKIP_NULL_TEXT, SKIP_NO_WORDS)
+
+# The pair table.
+DOC_A = "doc_a"
+DOC_B = "doc_b"
+MATCHES = "matches"
+JACCARD = "jaccard"
+SHINGLES_A = "shingles_a"
+SHINGLES_B = "shingles_b"
+EXACT = "exact_duplicate"
+
+ID_TYPES: tuple[type[DataType], ...] = (ByteType, ShortType, IntegerType, LongType, StringType)
+
+
+def documents_schema(id_type: DataType) -> StructType:
+    """Schema of the documents table for an id column of ``id_type``."""
+    return StructType(
+        [
+            StructField(DOC_ID, id_type, True),
+            StructField(N_WORDS, LongType(), False),
+            StructField(N_SHINGLES, LongType(), False),
+            StructField(SKETCH, ArrayType(LongType(), False), True),
+            StructField(TEXT_HASH, LongType(), True),
+            StructField(SKIP_REASON, StringType(), True),
+        ]
+    )
+
+
+def pairs_schema(id_type: DataType) -> StructType:
+    """Schema of the pair table for an id column of ``id_type``."""
+    return StructType(
+        [
+            StructField(DOC_A, id_type, False),
+            StructField(DOC_B, id_type, False),
+            StructField(MATCHES, IntegerType(), False),
+            StructField(JACCARD, DoubleType(), False),
+            StructField(SHINGLES_A, LongType(), False),
+            StructField(SHINGLES_B, LongType(), False),
+            StructField(EXACT, BooleanType(), False),
+        ]
+    )

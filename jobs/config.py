@@ -43,11 +43,48 @@ class OutputConfig:
 
 
 @dataclass(frozen=True)
+class ClustersConfig:
+    min_jaccard: float
+    max_rounds: int
+
+
+KEEP_POLICIES = ("longest", "smallest_id")
+KEEP_COLUMN_PREFIX = "column:"
+KEEP_ORDERS = ("desc", "asc")
+
+
+@dataclass(frozen=True)
+class DedupConfig:
+    keep: str
+    keep_order: str
+
+    def __post_init__(self) -> None:
+        if self.keep not in KEEP_POLICIES and not (
+            self.keep.startswith(KEEP_COLUMN_PREFIX) and len(self.keep) > len(KEEP_COLUMN_PREFIX)
+        ):
+            raise ConfigError(
+                f"dedup.keep = {self.keep!r}: expected one of {', '.join(map(repr, KEEP_POLICIES))}"
+                f" or '{KEEP_COLUMN_PREFIX}<name>'"
+            )
+        if self.keep_order not in KEEP_ORDERS:
+            raise ConfigError(f"dedup.keep_order = {self.keep_order!r}: expected 'desc' or 'asc'")
+
+
+@dataclass(frozen=True)
+class VerifyConfig:
+    enabled: bool
+    margin: float
+
+
+@dataclass(frozen=True)
 class Config:
     input: InputConfig
     sketch: SketchConfig
     pairs: PairsConfig
     output: OutputConfig
+    clusters: ClustersConfig
+    dedup: DedupConfig
+    verify: VerifyConfig
     spark: dict[str, str]
 
     def to_dict(self) -> dict[str, Any]:
@@ -55,6 +92,7 @@ class Config:
 
 
 _SECTIONS = {"input": InputConfig, "sketch": SketchConfig, "pairs": PairsConfig, "output": OutputConfig}
+_SECTIONS.update(clusters=ClustersConfig, dedup=DedupConfig, verify=VerifyConfig)
 
 # (lowest, highest) allowed, inclusive; None for no bound.
 _RANGES: dict[str, tuple[float | None, float | None]] = {
@@ -62,6 +100,9 @@ _RANGES: dict[str, tuple[float | None, float | None]] = {
     "sketch.k": (1, 4096),
     "pairs.threshold": (0.0, 1.0),
     "pairs.max_exact_group": (2, None),
+    "clusters.min_jaccard": (0.0, 1.0),
+    "clusters.max_rounds": (1, 1000),
+    "verify.margin": (0.0, 1.0),
 }
 
 

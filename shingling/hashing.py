@@ -69,3 +69,15 @@ def shingle_hash(word_hashes: Sequence[int]) -> int:
     """
     lanes = struct.pack(f"<{len(word_hashes)}Q", *(to_unsigned(h) for h in word_hashes))
     return xxhash64(lanes)
+
+
+def text_hash(word_hashes: Sequence[int]) -> int:
+    """The hash of a whole normalized text: its word hashes as one long shingle.
+
+    Texts with the same words in the same order have the same text hash; the Spark job groups exact
+    duplicates by it.
+
+    >>> text_hash([word_hash("a"), word_hash("b")]) == shingle_hash([word_hash("a"), word_hash("b")])
+    True
+    """
+    return shingle_hash(word_hashes)

@@ -25,14 +25,22 @@ import pyarrow.compute as pc
 NON_WORD_RUN = r"[^\p{L}\p{M}\p{N}]+"
 
 
+def fold_array(texts: pa.Array | pa.ChunkedArray) -> pa.Array | pa.ChunkedArray:
+    """Steps 1 and 2 of normalization, NFKC then lowercase, on an Arrow string array.
+
+    >>> fold_array(pa.array(["ＡBC ﬁ"])).to_pylist()
+    ['abc fi']
+    """
+    return pc.utf8_lower(pc.utf8_normalize(texts, form="NFKC"))
+
+
 def normalize_array(texts: pa.Array | pa.ChunkedArray) -> pa.Array | pa.ChunkedArray:
     """Normalize every string of an Arrow string array; nulls stay null.
 
     >>> normalize_array(pa.array(["Hello,  World!", None])).to_pylist()
     ['hello world', None]
     """
-    folded = pc.utf8_lower(pc.utf8_normalize(texts, form="NFKC"))
-    spaced = pc.replace_substring_regex(folded, pattern=NON_WORD_RUN, replacement=" ")
+    spaced = pc.replace_substring_regex(fold_array(texts), pattern=NON_WORD_RUN, replacement=" ")
     return pc.utf8_trim(spaced, characters=" ")
 
 

@@ -1,25 +1,398 @@
-"""The ``shingling`` command: look at what a run found, without Spark.
+"""The ``shingling`` command: ask about one document, and see what a run found, without Spark.
 
-    shingling top OUT --corpus CORPUS [-n 5]    the most similar pairs of a run, side by side
+    shingling query INDEX [FILE|-] [--json]       near-duplicates of one document in an index or run
+    shingling explain A B [--corpus CORPUS]       two sketches side by side, and the scores
+    shingling top OUT [--corpus CORPUS] [-n 5]    the most similar pairs of a run, side by side
+    shingling report OUT                          write OUT/report.html, the run report
+
+Exit codes: 0 done, 2 bad arguments, 3 missing or unreadable input.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import math
 import sys
 import textwrap
+import time
+import tomllib
+from collections.abc import Iterator
+from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
-
+import numpy as np
+import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.dataset as ds
 
+from shingling.estimators import jaccard, matches, union_sample
+from shingling.normalize import words as text_words
+from shingling.report import read_texts, write_report
+from shingling.shingles import shingles
+from shingling.sketch import (
+    DEFAULT_K,
+    DEFAULT_WIDTH,
+    EmptyDocumentError,
+    Sketch,
+    shingle_hashes,
+    sketch,
+)
 
-def _texts(corpus: str, ids: list, id_column: str, text_column: str) -> dict:
-    table = ds.dataset(corpus, format="parquet").to_table(
-        columns=[id_column, text_column], filter=pc.field(id_column).isin(ids)
+EXIT_OK = 0
+EXIT_USAGE = 2
+EXIT_INPUT = 3
+
+
+class InputError(Exception):
+    """A missing or unreadable input: the message says which, and the command exits with 3."""
+
+
+# ---------------------------------------------------------------------------------------------
+# Shared helpers
+
+
+def read_text(source: str) -> str:
+    """The text of a file, or of standard input for ``-`` (UTF-8, undecodable bytes replaced)."""
+    if source == "-":
+        return sys.stdin.buffer.read().decode("utf-8", errors="replace")
+    try:
+        return Path(source).read_bytes().decode("utf-8", errors="replace")
+    except OSError as e:
+        raise InputError(f"cannot read {source}: {e.strerror}") from e
+
+
+def run_settings(path: Path) -> dict[str, Any]:
+    """The resolved config a run saved beside its output (config.toml, else summary.json)."""
+    if (path / "config.toml").is_file():
+        return tomllib.loads((path / "config.toml").read_text(encoding="utf-8"))
+    if (path / "summary.json").is_file():
+        return dict(
+            json.loads((path / "summary.json").read_text(encoding="utf-8")).get("config", {})
+        )
+    return {}
+
+
+# ---------------------------------------------------------------------------------------------
+# query
+
+
+@dataclass(frozen=True)
+class Match:
+    """One indexed document that shares sketch hashes with the query."""
+
+    doc_id: Any
+    matches: int
+    jaccard: float
+    containment: float | None
+    n_shingles: int
+
+
+def containment(j: float, n_query: int, n_doc: int) -> float:
+    """Estimated share of the query's shingles found in the document, from the Jaccard estimate.
+
+    |A ∩ B| = J |A ∪ B| and |A ∪ B| = (|A| + |B|) / (1 + J), so |A ∩ B| / |A| = J (|A| + |B|) /
+    ((1 + J) |A|); capped at 1 because the estimate of J carries sampling error.
+
+    >>> containment(0.5, 100, 100)
+    0.6666666666666666
+    >>> containment(1.0, 10, 10)
+    1.0
+    """
+    if j <= 0 or n_query <= 0:
+        return 0.0
+    return min(1.0, j * (n_query + n_doc) / ((1 + j) * n_query))
+
+
+def candidate_rows(
+    values: np.ndarray, offsets: np.ndarray, query: np.ndarray, k: int, threshold: float
+) -> tuple[np.ndarray, np.ndarray]:
+    """Rows of a flattened sketch column that could reach ``threshold``, and their match counts.
+
+    Vectorized over every indexed sketch at once: a row's matches are its hashes found in the query
+    sketch. The estimate is (shared hashes in the union's k-sample) / min(k, |S(A) ∪ S(B)|), and the
+    shared ones are at most the matches, so a row below threshold × that sample size cannot pass.
+
+    >>> values, offsets = np.array([1, 2, 3, 2, 9]), np.array([0, 3, 5])
+    >>> rows, m = candidate_rows(values, offsets, np.array([2, 3]), k=3, threshold=0.5)
+    >>> rows.tolist(), m.tolist()
+    ([0], [2])
+    """
+    n = len(offsets) - 1
+    lengths = np.diff(offsets)
+    row_of = np.repeat(np.arange(n), lengths)
+    hit = np.isin(values[offsets[0] : offsets[-1]], query)
+    counts = np.bincount(row_of[hit], minlength=n)
+    sample = np.minimum(k, lengths + len(query) - counts)
+    possible = (counts > 0) & (counts >= np.ceil(threshold * sample - 1e-9))
+    rows = np.flatnonzero(possible)
+    return rows, counts[rows]
+
+
+def _score(
+    query: Sketch,
+    ids: list[Any],
+    sketches: list[list[int]],
+    n_shingles: list[int],
+    threshold: float,
+) -> list[Match]:
+    found = []
+    for doc_id, hashes, n in zip(ids, sketches, n_shingles, strict=True):
+        other = Sketch(tuple(hashes), n_shingles=int(n), width=query.width, k=query.k)
+        j = jaccard(query, other)
+        if j >= threshold:
+            found.append(
+                Match(doc_id, matches(query, other), j, containment(j, query.n_shingles, n), n)
+            )
+    return found
+
+
+def query_documents_table(path: Path, query: Sketch, threshold: float) -> list[Match]:
+    """Near-duplicates of a sketch in a run's documents table (doc_id, n_shingles, sketch)."""
+    table = ds.dataset(path, format="parquet").to_table(columns=["doc_id", "n_shingles", "sketch"])
+    table = table.filter(pc.is_valid(table["sketch"]))
+    column = table["sketch"].combine_chunks()
+    values = column.values.to_numpy()
+    offsets = column.offsets.to_numpy()
+    rows, _ = candidate_rows(
+        values, offsets, np.array(query.hashes, dtype=np.int64), query.k, threshold
     )
-    return dict(zip(table[id_column].to_pylist(), table[text_column].to_pylist(), strict=True))
+    chosen = table.take(pa.array(rows, pa.int64()))
+    return _score(
+        query,
+        chosen["doc_id"].to_pylist(),
+        chosen["sketch"].to_pylist(),
+        chosen["n_shingles"].to_pylist(),
+        threshold,
+    )
+
+
+def _query_settings(index: Path, args: argparse.Namespace) -> tuple[int, int, float]:
+    settings = run_settings(index)
+    width = args.width or settings.get("sketch", {}).get("width", DEFAULT_WIDTH)
+    k = args.k or settings.get("sketch", {}).get("k", DEFAULT_K)
+    threshold = args.threshold
+    if threshold is None:
+        threshold = settings.get("pairs", {}).get("threshold", 0.6)
+    return int(width), int(k), float(threshold)
+
+
+def query(args: argparse.Namespace) -> int:
+    index = Path(args.index)
+    documents = index / "documents"
+    if not documents.is_dir():
+        raise InputError(
+            f"no index at {index}: expected a run's output directory holding documents/"
+        )
+    width, k, threshold = _query_settings(index, args)
+    started = time.perf_counter()
+    try:
+        wanted = sketch(read_text(args.file), width=width, k=k)
+    except EmptyDocumentError as e:
+        raise InputError(f"{args.file}: {e}") from e
+    found = query_documents_table(documents, wanted, threshold)
+    found.sort(key=lambda m: (-m.jaccard, -m.matches, str(m.doc_id)))
+    found = found[: args.n]
+    seconds = time.perf_counter() - started
+    if args.json:
+        print(
+            json.dumps(
+                {
+                    "index": str(index),
+                    "width": width,
+                    "k": k,
+                    "threshold": threshold,
+                    "query": {"n_shingles": wanted.n_shingles, "sketch": list(wanted.hashes)},
+                    "matches": [asdict(m) for m in found],
+                    "seconds": round(seconds, 4),
+                },
+                default=str,
+            )
+        )
+        return EXIT_OK
+    print(
+        f"{len(found)} near-duplicate(s) at Jaccard >= {threshold:g} in {index} "
+        f"(width {width}, k {k}; the query has {wanted.n_shingles} shingles; {seconds:.3f} s)"
+    )
+    if found:
+        id_width = max(8, *(len(str(m.doc_id)) for m in found))
+        print(f"  {'doc_id':<{id_width}}  matches  jaccard  containment")
+        for m in found:
+            c = "" if m.containment is None else f"{m.containment:11.2f}"
+            print(f"  {m.doc_id!s:<{id_width}}  {m.matches:>4}/{k:<3} {m.jaccard:7.2f}  {c}")
+    return EXIT_OK
+
+
+# ---------------------------------------------------------------------------------------------
+# explain
+
+
+@dataclass(frozen=True)
+class Explained:
+    """Two documents compared: sketches, the text behind each hash, and the three scores."""
+
+    sketch_a: Sketch
+    sketch_b: Sketch
+    shingle_text: dict[int, str]
+    sample: tuple[int, ...]
+    shared_full: int
+    union_full: int
+
+    @property
+    def matches(self) -> int:
+        return len(set(self.sketch_a.hashes) & set(self.sketch_b.hashes))
+
+    @property
+    def estimate(self) -> float:
+        return jaccard(self.sketch_a, self.sketch_b)
+
+    @property
+    def exact(self) -> float:
+        return self.shared_full / self.union_full
+
+
+def shingle_texts(text: str, width: int) -> dict[int, str]:
+    """Each distinct shingle hash of a text, with the shingle's words (its first occurrence).
+
+    >>> list(shingle_texts("Once upon a time, in a land", 4).values())[:2]
+    ['once upon a time', 'upon a time in']
+    """
+    found = text_words(text)
+    texts: dict[int, str] = {}
+    for h, s in zip(shingle_hashes(found, width), shingles(found, width), strict=True):
+        texts.setdefault(h, " ".join(s))
+    return texts
+
+
+def explain_texts(text_a: str, text_b: str, *, width: int, k: int) -> Explained:
+    """Two texts compared: sketches, the shingles behind them, the estimate and exact Jaccard."""
+    behind_a, behind_b = shingle_texts(text_a, width), shingle_texts(text_b, width)
+    if not behind_a or not behind_b:
+        raise EmptyDocumentError("a document has no words after normalization, so no sketch")
+    a, b = sketch(text_a, width=width, k=k), sketch(text_b, width=width, k=k)
+    shared = len(behind_a.keys() & behind_b.keys())
+    return Explained(
+        a,
+        b,
+        {**behind_b, **behind_a},
+        union_sample(a, b),
+        shared,
+        len(behind_a) + len(behind_b) - shared,
+    )
+
+
+def _fit(text: str, width: int) -> str:
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def format_explained(e: Explained, name_a: str, name_b: str, column: int = 30) -> str:
+    """The sketches side by side as the seed's demo prints them, then the scores."""
+    shared = set(e.sketch_a.hashes) & set(e.sketch_b.hashes)
+    sample = set(e.sample)
+
+    def mark(h: int | None) -> str:
+        if h is None or h not in shared:
+            return " "
+        return "*" if h in sample else "+"
+
+    lines = [
+        f"A: {name_a} ({e.sketch_a.n_shingles} shingles)",
+        f"B: {name_b} ({e.sketch_b.n_shingles} shingles)",
+        "",
+        f"{'shingle of A':>{column}} {'hash':>20}   |   {'hash':<20} shingle of B",
+    ]
+    rows = max(len(e.sketch_a.hashes), len(e.sketch_b.hashes))
+    for i in range(rows):
+        ha = e.sketch_a.hashes[i] if i < len(e.sketch_a.hashes) else None
+        hb = e.sketch_b.hashes[i] if i < len(e.sketch_b.hashes) else None
+        left = (
+            f"{_fit(e.shingle_text[ha], column):>{column}} {ha:>20}"
+            if ha is not None
+            else " " * (column + 21)
+        )
+        right = f"{hb:<20} {_fit(e.shingle_text[hb], column)}" if hb is not None else ""
+        lines.append(f"{left} {mark(ha)} | {mark(hb)} {right}".rstrip())
+    in_sample = len(shared & sample)
+    lines += [
+        "",
+        "* shared, among the k smallest hashes of the union (counts for the estimate)",
+        "+ shared, beyond the union's k smallest (counts for the match count only)",
+        "",
+        f"matches:          {e.matches} of {e.sketch_a.k} sketch hashes shared (the seed's score)",
+        f"Jaccard estimate: {e.estimate:.3f} ({in_sample} of the {len(e.sample)} smallest hashes "
+        "of the union are in both sketches)",
+        f"exact Jaccard:    {e.exact:.3f} ({e.shared_full} shared of {e.union_full} distinct "
+        "shingles in either document)",
+    ]
+    return "\n".join(lines)
+
+
+def _explain_inputs(args: argparse.Namespace) -> tuple[str, str]:
+    if not args.corpus:
+        return read_text(args.a), read_text(args.b)
+    try:
+        texts = read_texts(args.corpus, [args.a, args.b], args.id_column, args.text_column)
+    except (OSError, KeyError, pa.ArrowException) as e:
+        raise InputError(f"cannot read ids {args.a!r}, {args.b!r} from {args.corpus}: {e}") from e
+    by_str = {str(key): value for key, value in texts.items()}
+    missing = [i for i in (args.a, args.b) if i not in by_str]
+    if missing:
+        raise InputError(f"no document with id {', '.join(map(repr, missing))} in {args.corpus}")
+    return by_str[args.a] or "", by_str[args.b] or ""
+
+
+def explain(args: argparse.Namespace) -> int:
+    settings = run_settings(Path(args.run)) if args.run else {}
+    width = int(args.width or settings.get("sketch", {}).get("width", DEFAULT_WIDTH))
+    k = int(args.k or settings.get("sketch", {}).get("k", DEFAULT_K))
+    text_a, text_b = _explain_inputs(args)
+    try:
+        e = explain_texts(text_a, text_b, width=width, k=k)
+    except EmptyDocumentError as err:
+        raise InputError(str(err)) from err
+    if args.json:
+        shared = set(e.sketch_a.hashes) & set(e.sketch_b.hashes)
+        side = [
+            {
+                "hash": h,
+                "shingle": e.shingle_text[h],
+                "shared": h in shared,
+                "in_union_sample": h in e.sample,
+            }
+            for h in e.sketch_a.hashes
+        ]
+        other = [
+            {
+                "hash": h,
+                "shingle": e.shingle_text[h],
+                "shared": h in shared,
+                "in_union_sample": h in e.sample,
+            }
+            for h in e.sketch_b.hashes
+        ]
+        print(
+            json.dumps(
+                {
+                    "a": {"name": args.a, "n_shingles": e.sketch_a.n_shingles, "sketch": side},
+                    "b": {"name": args.b, "n_shingles": e.sketch_b.n_shingles, "sketch": other},
+                    "width": width,
+                    "k": k,
+                    "matches": e.matches,
+                    "jaccard_estimate": e.estimate,
+                    "jaccard_exact": e.exact,
+                    "shared_shingles": e.shared_full,
+                    "union_shingles": e.union_full,
+                }
+            )
+        )
+        return EXIT_OK
+    print(format_explained(e, args.a, args.b))
+    return EXIT_OK
+
+
+# ---------------------------------------------------------------------------------------------
+# top
 
 
 def _side_by_side(left: str, right: str, width: int = 58, lines: int = 6) -> str:
@@ -30,56 +403,197 @@ def _side_by_side(left: str, right: str, width: int = 58, lines: int = 6) -> str
     return "\n".join(f"  {a:<{width}} | {b}" for a, b in zip(cut(left), cut(right), strict=True))
 
 
+def text_keys(output: Path) -> tuple[dict[Any, int], dict[int, int]]:
+    """Each document's normalized-text hash, and how many documents share each text."""
+    documents = output / "documents"
+    if not documents.is_dir():
+        return {}, {}
+    table = ds.dataset(documents, format="parquet").to_table(columns=["doc_id", "text_hash"])
+    table = table.filter(pc.is_valid(table["text_hash"]))
+    counts = table.group_by("text_hash").aggregate([("doc_id", "count")])
+    return (
+        dict(zip(table["doc_id"].to_pylist(), table["text_hash"].to_pylist(), strict=True)),
+        dict(zip(counts["text_hash"].to_pylist(), counts["doc_id_count"].to_pylist(), strict=True)),
+    )
+
+
+def distinct_pairs(
+    pairs: Iterator[dict[str, Any]], key: dict[Any, Any], n: int
+) -> tuple[list[dict[str, Any]], int]:
+    """The first ``n`` pairs that show a text not yet shown, and how many were passed over.
+
+    An exact-duplicate group repeats the same two texts under many id pairs; a pair whose two
+    texts both appeared already adds nothing to read.
+
+    >>> ps = [{"doc_a": a, "doc_b": b} for a, b in [("a1", "b"), ("a2", "b"), ("a1", "c")]]
+    >>> shown, skipped = distinct_pairs(iter(ps), {"a1": 1, "a2": 1, "b": 2, "c": 3}, 5)
+    >>> [p["doc_b"] for p in shown], skipped
+    (['b', 'c'], 1)
+    """
+    shown: set[Any] = set()
+    best: list[dict[str, Any]] = []
+    skipped = 0
+    for p in pairs:
+        ka = ("text", key[p["doc_a"]]) if p["doc_a"] in key else ("id", p["doc_a"])
+        kb = ("text", key[p["doc_b"]]) if p["doc_b"] in key else ("id", p["doc_b"])
+        if ka in shown and kb in shown:
+            skipped += 1
+            continue
+        shown |= {ka, kb}
+        best.append(p)
+        if len(best) == n:
+            break
+    return best, skipped
+
+
+def _sorted_pairs(pairs: pa.Table, chunk: int = 1000) -> Iterator[dict[str, Any]]:
+    order = pc.sort_indices(
+        pairs, sort_keys=[("jaccard", "descending"), ("doc_a", "ascending"), ("doc_b", "ascending")]
+    )
+    for start in range(0, len(order), chunk):
+        yield from pairs.take(order[start : start + chunk]).to_pylist()
+
+
 def top(args: argparse.Namespace) -> int:
-    pairs_path = Path(args.output) / "pairs"
+    output = Path(args.output)
+    pairs_path = output / "pairs"
     if not pairs_path.exists():
-        print(f"error: no pair table at {pairs_path}", file=sys.stderr)
-        return 3
+        raise InputError(f"no pair table at {pairs_path}")
     pairs = ds.dataset(pairs_path, format="parquet").to_table()
     print(f"{pairs.num_rows} pairs in {pairs_path}")
     if pairs.num_rows == 0:
-        return 0
-    distinct = pairs.filter(pc.invert(pairs["exact_duplicate"])) if args.skip_exact else pairs
-    order = pc.sort_indices(
-        distinct, sort_keys=[("jaccard", "descending"), ("doc_a", "ascending"), ("doc_b", "ascending")]
-    )
-    best = distinct.take(order[: args.n]).to_pylist()
+        return EXIT_OK
+    chosen = pairs.filter(pc.invert(pairs["exact_duplicate"])) if args.skip_exact else pairs
+    key, copies = text_keys(output)
+    best, passed = distinct_pairs(_sorted_pairs(chosen), key, args.n)
     ids = [p["doc_a"] for p in best] + [p["doc_b"] for p in best]
-    texts = _texts(args.corpus, ids, args.id_column, args.text_column) if args.corpus else {}
+    texts = (
+        read_texts(args.corpus, ids, args.id_column, args.text_column)
+        if args.corpus and ids
+        else {}
+    )
+
+    def named(doc: Any) -> str:
+        extra = copies.get(key[doc], 1) - 1 if doc in key else 0
+        return (
+            f"{doc!s} (+{extra} exact cop{'y' if extra == 1 else 'ies'})" if extra > 0 else str(doc)
+        )
+
     for p in best:
         print(
-            f"\n{p['doc_a']!s} ~ {p['doc_b']!s}: jaccard {p['jaccard']:.2f}, "
+            f"\n{named(p['doc_a'])} ~ {named(p['doc_b'])}: jaccard {p['jaccard']:.2f}, "
             f"{p['matches']} shared sketch hashes, {p['shingles_a']} and {p['shingles_b']} shingles"
         )
         if texts:
-            print(_side_by_side(texts.get(p["doc_a"], ""), texts.get(p["doc_b"], "")))
-    return 0
+            print(_side_by_side(texts.get(p["doc_a"]) or "", texts.get(p["doc_b"]) or ""))
+    if passed:
+        print(f"\n({passed} pairs repeating texts shown above left out)")
+    return EXIT_OK
+
+
+# ---------------------------------------------------------------------------------------------
+# report
+
+
+def report(args: argparse.Namespace) -> int:
+    output = Path(args.output)
+    if not (output / "summary.json").is_file():
+        raise InputError(f"no run summary at {output / 'summary.json'}")
+    print(write_report(output, corpus=args.corpus, path=args.to))
+    return EXIT_OK
+
+
+# ---------------------------------------------------------------------------------------------
+# Arguments
+
+
+def _fraction(value: str) -> float:
+    number = float(value)
+    if not 0.0 <= number <= 1.0 or math.isnan(number):
+        raise argparse.ArgumentTypeError(f"must be between 0 and 1, got {value}")
+    return number
+
+
+def _positive(value: str) -> int:
+    number = int(value)
+    if number < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return number
+
+
+def _sketch_options(p: argparse.ArgumentParser, where: str) -> None:
+    p.add_argument(
+        "--width",
+        type=_positive,
+        help=f"words per shingle (default: {where}, else {DEFAULT_WIDTH})",
+    )
+    p.add_argument("--k", type=_positive, help=f"sketch size (default: {where}, else {DEFAULT_K})")
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="shingling", description="Near-duplicate documents, without Spark.")
+    parser = argparse.ArgumentParser(
+        prog="shingling", description="Near-duplicate documents, without Spark."
+    )
     sub = parser.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser(
+        "query", help="near-duplicates of one document in an index or a run's output"
+    )
+    p.add_argument("index", help="a run's output directory (holding documents/)")
+    p.add_argument(
+        "file", nargs="?", default="-", help="the document: a text file, or - for standard input"
+    )
+    p.add_argument(
+        "--threshold", type=_fraction, help="least Jaccard estimate shown (default: the run's)"
+    )
+    p.add_argument("-n", type=_positive, default=20, help="at most this many matches (default 20)")
+    p.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    _sketch_options(p, "the index's")
+    p.set_defaults(handler=query)
+
+    p = sub.add_parser(
+        "explain", help="two documents' sketches side by side, with the shingles behind them"
+    )
+    p.add_argument("a", help="a text file, or an id with --corpus")
+    p.add_argument("b", help="a text file, or an id with --corpus")
+    p.add_argument("--corpus", help="a Parquet corpus: A and B are then document ids in it")
+    p.add_argument("--id-column", default="doc_id")
+    p.add_argument("--text-column", default="text")
+    p.add_argument("--run", help="take width and k from this run's output directory")
+    p.add_argument("--json", action="store_true", help="print JSON instead of text")
+    _sketch_options(p, "--run's")
+    p.set_defaults(handler=explain)
+
     p = sub.add_parser("top", help="the most similar pairs of a run, side by side")
     p.add_argument("output", help="a run's output directory (holding pairs/)")
     p.add_argument("--corpus", help="the corpus the run read, to show the texts")
-    p.add_argument("-n", type=int, default=5, help="how many pairs (default 5)")
+    p.add_argument("-n", type=_positive, default=5, help="how many pairs (default 5)")
     p.add_argument("--id-column", default="doc_id")
     p.add_argument("--text-column", default="text")
     p.add_argument(
-        "--skip-exact", action=argparse.BooleanOptionalAction, default=True,
+        "--skip-exact",
+        action=argparse.BooleanOptionalAction,
+        default=True,
         help="leave out exact duplicates (default: yes)",
     )
     p.set_defaults(handler=top)
+
+    p = sub.add_parser("report", help="write the run report, OUT/report.html")
+    p.add_argument("output", help="a run's output directory (holding summary.json)")
+    p.add_argument("--corpus", help="the corpus, for excerpts (default: the run's input)")
+    p.add_argument("--to", help="write here instead of OUT/report.html")
+    p.set_defaults(handler=report)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    return int(args.handler(args))
+    try:
+        return int(args.handler(args))
+    except InputError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return EXIT_INPUT
 
 
 if __name__ == "__main__":
     sys.exit(main())
-
-
-

@@ -35,6 +35,7 @@ class SketchConfig:
 class PairsConfig:
     threshold: float
     max_exact_group: int
+    max_posting: int
 
 
 @dataclass(frozen=True)
@@ -100,6 +101,7 @@ _RANGES: dict[str, tuple[float | None, float | None]] = {
     "sketch.k": (1, 4096),
     "pairs.threshold": (0.0, 1.0),
     "pairs.max_exact_group": (2, None),
+    "pairs.max_posting": (0, None),
     "clusters.min_jaccard": (0.0, 1.0),
     "clusters.max_rounds": (1, 1000),
     "verify.margin": (0.0, 1.0),

@@ -31,7 +31,7 @@ from jobs.errors import BadInputError, ExitCode, ShinglingError
 from jobs.io import AtomicOutput, read_corpus
 from jobs.schemas import DOC_ID, EXACT, SKIP_REASON, SKIP_REASONS
 from jobs.session import get_session
-from jobs.transforms import near_duplicate_pairs, sketch_documents
+from jobs.transforms import PairMetrics, near_duplicate_pairs, sketch_documents
 
 log = logging.getLogger("shingling")
 
@@ -101,17 +101,24 @@ def run(spark: SparkSession, cfg: config_module.Config, input_path: str, output_
 
         stage = time.monotonic()
         log.info("pairing documents (threshold %.3f)", cfg.pairs.threshold)
+        metrics = PairMetrics()
         documents.transform(
             near_duplicate_pairs,
             threshold=cfg.pairs.threshold,
             k=cfg.sketch.k,
             max_exact_group=cfg.pairs.max_exact_group,
+            max_posting=cfg.pairs.max_posting,
+            metrics=metrics,
         ).write.parquet(out.table("pairs"))
         counts = spark.read.parquet(out.table("pairs")).agg(
             F.count(F.lit(1)).alias("pairs"), F.sum(F.col(EXACT).cast("long")).alias("exact")
         ).first()
         assert counts is not None
-        summary["pairs"] = {"written": int(counts["pairs"]), "exact_duplicates": int(counts["exact"] or 0)}
+        summary["pairs"] = {
+            **metrics.as_dict(),
+            "written": int(counts["pairs"]),
+            "exact_duplicates": int(counts["exact"] or 0),
+        }
         summary["stage_seconds"] = {
             "sketch": round(sketch_seconds, 2),
             "pairs": round(time.monotonic() - stage, 2),

@@ -6,10 +6,11 @@ Chain them with ``df.transform(fn, **kw)``; each docstring names the columns in 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import dataclass, field
 
 import pyarrow as pa
 import pyarrow.compute as pc
-from pyspark.sql import Column, DataFrame, Window
+from pyspark.sql import Column, DataFrame, Observation, Window
 from pyspark.sql import functions as F
 
 from jobs.schemas import (
@@ -97,31 +98,68 @@ def _min_shared(size: Column, threshold: float) -> Column:
     return F.greatest(F.ceil(size * F.lit(threshold) - F.lit(1e-9)), F.lit(1))
 
 
+def shared_hashes(reps: DataFrame) -> DataFrame:
+    """(doc_id, sketch) -> (hash, df): the hashes found in at least two sketches, with their count."""
+    exploded = reps.select(F.explode(SKETCH).alias(HASH))
+    return exploded.groupBy(HASH).agg(F.count(F.lit(1)).alias("df")).where(F.col("df") >= 2)
+
+
 def prefix_rows(reps: DataFrame, *, threshold: float) -> DataFrame:
-    """(doc_id, sketch) -> (doc_id, hash): each sketch's prefix, rarest hashes first.
+    """(doc_id, sketch) -> (doc_id, hash): the part of each sketch's prefix that can meet another.
 
     Prefix filtering (Bayardo et al. 2007) is lossless: a pair whose estimate reaches the threshold
     shares at least t = ceil(threshold * n) of the n hashes of either sketch, so under any global
-    order of hashes their first n - t + 1 hashes meet. Ordering by document frequency keeps the hot
-    hashes (boilerplate, templates) out of the join unless a sketch holds nothing rarer.
+    order of hashes their first p = n - t + 1 hashes meet. The order here is rarest first (document
+    frequency, then hash), which keeps hot hashes (boilerplate, templates) out of the join unless a
+    sketch holds nothing rarer. A hash in one sketch only (df = 1) comes first and can meet nothing,
+    so it is never materialized: a sketch with u such hashes keeps the p - u rarest of its shared
+    ones. Most documents of a corpus have no near-duplicate; their prefixes are empty, and only the
+    rows of shared hashes (usually a small table, joined by broadcast) travel beyond one aggregation.
     """
-    exploded = reps.select(DOC_ID, F.explode(SKETCH).alias(HASH), F.size(SKETCH).alias("n"))
-    with_freq = exploded.withColumn("df", F.count(F.lit(1)).over(Window.partitionBy(HASH)))
-    ranked = with_freq.withColumn(
-        "rank", F.row_number().over(Window.partitionBy(DOC_ID).orderBy("df", HASH))
+    n = F.size(SKETCH)
+    exploded = reps.select(DOC_ID, n.alias("n"), F.explode(SKETCH).alias(HASH))
+    matched = exploded.join(shared_hashes(reps), HASH)
+    per_doc = matched.groupBy(DOC_ID).agg(
+        F.first("n").alias("n"), F.array_sort(F.collect_list(F.struct("df", HASH))).alias("shared")
     )
-    prefix_len = F.col("n") - _min_shared(F.col("n"), threshold) + 1
-    return ranked.where(F.col("rank") <= prefix_len).select(DOC_ID, HASH)
+    unshared = F.col("n") - F.size("shared")
+    keep = F.col("n") - _min_shared(F.col("n"), threshold) + 1 - unshared
+    prefixes = per_doc.where(keep > 0).select(
+        DOC_ID, F.explode(F.slice("shared", 1, F.greatest(keep, F.lit(1)))).alias("key")
+    )
+    return prefixes.select(DOC_ID, F.col(f"key.{HASH}").alias(HASH))
 
 
-def candidate_pairs(prefixes: DataFrame) -> DataFrame:
-    """(doc_id, hash) -> distinct (doc_a, doc_b), doc_a < doc_b, for documents sharing a hash."""
+def candidate_pairs(
+    prefixes: DataFrame, *, max_posting: int | None = None, capped: Observation | None = None
+) -> DataFrame:
+    """(doc_id, hash) -> distinct (doc_a, doc_b), doc_a < doc_b, for documents sharing a hash.
+
+    A hash in the prefixes of more than ``max_posting`` documents (a family of thousands of near
+    copies, whose every hash is hot) would add that many squared pairs; its documents are paired
+    only with the smallest of them (a star), which keeps them linked at linear cost; ``capped``, if
+    given, counts the documents paired that way.
+    """
+    if max_posting is not None:
+        posting = Window.partitionBy(HASH)
+        sized = prefixes.withColumn("m", F.count(F.lit(1)).over(posting)).withColumn(
+            "center", F.min(DOC_ID).over(posting)
+        )
+        small = sized.where(F.col("m") <= max_posting).select(DOC_ID, HASH)
+        star = sized.where((F.col("m") > max_posting) & (F.col(DOC_ID) != F.col("center"))).select(
+            F.col("center").alias(DOC_A), F.col(DOC_ID).alias(DOC_B)
+        )
+        if capped is not None:
+            star = star.observe(capped, F.count(F.lit(1)).alias("capped_documents"))
+        return _pairs_sharing_a_hash(small).unionByName(star).distinct()
+    return _pairs_sharing_a_hash(prefixes).distinct()
+
+
+def _pairs_sharing_a_hash(prefixes: DataFrame) -> DataFrame:
     a, b = prefixes.alias("a"), prefixes.alias("b")
     joined = a.join(b, on=F.col(f"a.{HASH}") == F.col(f"b.{HASH}"))
-    return (
-        joined.where(F.col(f"a.{DOC_ID}") < F.col(f"b.{DOC_ID}"))
-        .select(F.col(f"a.{DOC_ID}").alias(DOC_A), F.col(f"b.{DOC_ID}").alias(DOC_B))
-        .distinct()
+    return joined.where(F.col(f"a.{DOC_ID}") < F.col(f"b.{DOC_ID}")).select(
+        F.col(f"a.{DOC_ID}").alias(DOC_A), F.col(f"b.{DOC_ID}").alias(DOC_B)
     )
 
 
@@ -195,12 +233,48 @@ def expand_groups(rep_pairs: DataFrame, grouped: DataFrame, *, max_exact_group: 
     return across.unionByName(within)
 
 
+@dataclass(frozen=True)
+class PairMetrics:
+    """Counts gathered while the pair table is written (Spark observations, no extra pass).
+
+    ``candidates``: distinct candidate pairs of representatives scored, and how many passed;
+    ``capped``: documents paired by star because a hash's prefix posting exceeded the cap.
+    """
+
+    candidates: Observation = field(default_factory=lambda: Observation("candidates"))
+    capped: Observation = field(default_factory=lambda: Observation("capped"))
+
+    def as_dict(self) -> dict[str, int]:
+        found = {**self.candidates.get, **self.capped.get}
+        return {name: int(value or 0) for name, value in found.items()}
+
+
 def near_duplicate_pairs(
-    documents: DataFrame, *, threshold: float, k: int, max_exact_group: int
+    documents: DataFrame,
+    *,
+    threshold: float,
+    k: int,
+    max_exact_group: int,
+    max_posting: int = 0,
+    metrics: PairMetrics | None = None,
 ) -> DataFrame:
-    """documents table -> pair table: every pair whose Jaccard estimate reaches ``threshold``."""
+    """documents table -> pair table: every pair whose Jaccard estimate reaches ``threshold``.
+
+    ``max_posting`` caps prefix postings (0: no cap; see :func:`candidate_pairs`); ``metrics``, if
+    given, is filled when the result is computed.
+    """
     grouped = exact_groups(sketched_only(documents))
     reps = representatives(grouped)
-    scored = score_pairs(candidate_pairs(prefix_rows(reps, threshold=threshold)), reps, k=k)
+    prefixes = prefix_rows(reps, threshold=threshold)
+    candidates = candidate_pairs(
+        prefixes, max_posting=max_posting or None, capped=metrics.capped if metrics else None
+    )
+    scored = score_pairs(candidates, reps, k=k)
+    if metrics is not None:
+        scored = scored.observe(
+            metrics.candidates,
+            F.count(F.lit(1)).alias("candidate_pairs"),
+            F.sum((F.col(JACCARD) >= threshold).cast("long")).alias("representative_pairs"),
+        )
     rep_pairs = scored.where(F.col(JACCARD) >= threshold)
     return expand_groups(rep_pairs, grouped, max_exact_group=max_exact_group)

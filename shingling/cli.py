@@ -27,7 +27,15 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.dataset as ds
 
-from shingling.estimators import jaccard, matches, union_sample
+from shingling.estimators import containment, jaccard, matches, union_sample
+from shingling.index import (
+    DOC_ID,
+    HASH,
+    MANIFEST,
+    IndexFormatError,
+    IndexReader,
+    open_index,
+)
 from shingling.normalize import words as text_words
 from shingling.report import read_texts, write_report
 from shingling.shingles import shingles
@@ -43,6 +51,11 @@ from shingling.sketch import (
 EXIT_OK = 0
 EXIT_USAGE = 2
 EXIT_INPUT = 3
+
+
+def read_parquet(path: Path, columns: list[str] | None = None) -> pa.Table:
+    """A Parquet file or directory (as Spark writes it) as one table."""
+    return ds.dataset(path, format="parquet").to_table(columns=columns)
 
 
 class InputError(Exception):
@@ -85,24 +98,8 @@ class Match:
     doc_id: Any
     matches: int
     jaccard: float
-    containment: float | None
+    containment: float | None  # of the query in the document; only from mod-m sketches
     n_shingles: int
-
-
-def containment(j: float, n_query: int, n_doc: int) -> float:
-    """Estimated share of the query's shingles found in the document, from the Jaccard estimate.
-
-    |A ∩ B| = J |A ∪ B| and |A ∪ B| = (|A| + |B|) / (1 + J), so |A ∩ B| / |A| = J (|A| + |B|) /
-    ((1 + J) |A|); capped at 1 because the estimate of J carries sampling error.
-
-    >>> containment(0.5, 100, 100)
-    0.6666666666666666
-    >>> containment(1.0, 10, 10)
-    1.0
-    """
-    if j <= 0 or n_query <= 0:
-        return 0.0
-    return min(1.0, j * (n_query + n_doc) / ((1 + j) * n_query))
 
 
 def candidate_rows(
@@ -139,18 +136,26 @@ def _score(
 ) -> list[Match]:
     found = []
     for doc_id, hashes, n in zip(ids, sketches, n_shingles, strict=True):
-        other = Sketch(tuple(hashes), n_shingles=int(n), width=query.width, k=query.k)
+        other = Sketch(
+            tuple(hashes),
+            n_shingles=int(n),
+            width=query.width,
+            k=query.k,
+            unit=query.unit,
+            sample_mod=query.sample_mod,
+        )
         j = jaccard(query, other)
         if j >= threshold:
-            found.append(
-                Match(doc_id, matches(query, other), j, containment(j, query.n_shingles, n), n)
-            )
+            # a bottom-k sketch knows too few hashes of a long document to say how much of the
+            # query it holds; a mod-m sketch grows with the document and does
+            held = containment(query, other) if query.sample_mod else None
+            found.append(Match(doc_id, matches(query, other), j, held, int(n)))
     return found
 
 
 def query_documents_table(path: Path, query: Sketch, threshold: float) -> list[Match]:
     """Near-duplicates of a sketch in a run's documents table (doc_id, n_shingles, sketch)."""
-    table = ds.dataset(path, format="parquet").to_table(columns=["doc_id", "n_shingles", "sketch"])
+    table = read_parquet(path, ["doc_id", "n_shingles", "sketch"])
     table = table.filter(pc.is_valid(table["sketch"]))
     column = table["sketch"].combine_chunks()
     values = column.values.to_numpy()
@@ -168,30 +173,92 @@ def query_documents_table(path: Path, query: Sketch, threshold: float) -> list[M
     )
 
 
-def _query_settings(index: Path, args: argparse.Namespace) -> tuple[int, int, float]:
-    settings = run_settings(index)
-    width = args.width or settings.get("sketch", {}).get("width", DEFAULT_WIDTH)
-    k = args.k or settings.get("sketch", {}).get("k", DEFAULT_K)
-    threshold = args.threshold
-    if threshold is None:
-        threshold = settings.get("pairs", {}).get("threshold", 0.6)
-    return int(width), int(k), float(threshold)
+def least_matches(threshold: float, k: int, query_size: int) -> int:
+    """Fewest shared sketch hashes an indexed document needs to reach ``threshold``.
+
+    The estimate is (shared hashes in the union's k-sample) / min(k, |S(A) ∪ S(B)|), at most
+    matches / min(k, |S(A)|): a document with fewer matches cannot pass, so its row is never read.
+
+    >>> least_matches(0.6, 20, 20), least_matches(0.6, 20, 5), least_matches(0.0, 20, 20)
+    (12, 3, 1)
+    """
+    return max(1, math.ceil(threshold * min(k, query_size) - 1e-9))
+
+
+def query_index(reader: IndexReader, query: Sketch, threshold: float) -> list[Match]:
+    """Near-duplicates of a sketch in a persistent index: postings of its hashes, then sketches.
+
+    Reads only the postings row groups whose hash range holds one of the query's hashes, and the
+    documents row groups of the candidates that share enough hashes to reach the threshold.
+    """
+    postings = reader.postings(query.hashes)
+    counts = postings.group_by(DOC_ID).aggregate([(HASH, "count")])
+    enough = least_matches(threshold, query.k, len(query.hashes))
+    counts = counts.filter(pc.greater_equal(counts[f"{HASH}_count"], enough))
+    documents = reader.documents(
+        counts[DOC_ID].to_pylist(), columns=(DOC_ID, "n_shingles", "sketch")
+    )
+    documents = documents.filter(pc.is_valid(documents["sketch"]))
+    return _score(
+        query,
+        documents[DOC_ID].to_pylist(),
+        documents["sketch"].to_pylist(),
+        documents["n_shingles"].to_pylist(),
+        threshold,
+    )
+
+
+@dataclass(frozen=True)
+class Source:
+    """Where a query looks (an index or a run's output) and the settings it was made with."""
+
+    kind: str
+    reader: IndexReader | None
+    documents: Path | None
+    settings: dict[str, Any]
+
+
+def open_source(path: Path) -> Source:
+    """An index (``_manifest.json``) or a run's output directory (``documents/``) to query."""
+    if (path / MANIFEST).is_file():
+        try:
+            reader = open_index(str(path))
+        except (IndexFormatError, ValueError) as e:
+            raise InputError(f"cannot open the index at {path}: {e}") from e
+        return Source("index", reader, None, dict(reader.manifest.settings))
+    if (path / "documents").is_dir():
+        config = run_settings(path)
+        settings = {**config.get("sketch", {}), **config.get("pairs", {})}
+        return Source("run", None, path / "documents", settings)
+    raise InputError(
+        f"nothing to query at {path}: expected an index (holding {MANIFEST}) "
+        "or a run's output directory (holding documents/)"
+    )
 
 
 def query(args: argparse.Namespace) -> int:
-    index = Path(args.index)
-    documents = index / "documents"
-    if not documents.is_dir():
-        raise InputError(
-            f"no index at {index}: expected a run's output directory holding documents/"
-        )
-    width, k, threshold = _query_settings(index, args)
+    source = open_source(Path(args.index))
+    width = int(args.width or source.settings.get("width", DEFAULT_WIDTH))
+    k = int(args.k or source.settings.get("k", DEFAULT_K))
+    threshold = float(
+        args.threshold if args.threshold is not None else source.settings.get("threshold", 0.6)
+    )
+    unit = str(source.settings.get("unit", "words"))
+    sample_mod = int(source.settings.get("sample_mod", 0))
+    text = read_text(args.file)
     started = time.perf_counter()
     try:
-        wanted = sketch(read_text(args.file), width=width, k=k)
+        wanted = sketch(text, width=width, k=k, unit=unit, sample_mod=sample_mod)
     except EmptyDocumentError as e:
         raise InputError(f"{args.file}: {e}") from e
-    found = query_documents_table(documents, wanted, threshold)
+    if source.reader is not None:
+        found = query_index(source.reader, wanted, threshold)
+        stats = source.reader.stats
+        read = f"{stats.row_groups_read} of {stats.row_groups_total} row groups read"
+    else:
+        assert source.documents is not None
+        found = query_documents_table(source.documents, wanted, threshold)
+        read = "the whole documents table read"
     found.sort(key=lambda m: (-m.jaccard, -m.matches, str(m.doc_id)))
     found = found[: args.n]
     seconds = time.perf_counter() - started
@@ -199,29 +266,46 @@ def query(args: argparse.Namespace) -> int:
         print(
             json.dumps(
                 {
-                    "index": str(index),
+                    "index": args.index,
+                    "kind": source.kind,
                     "width": width,
                     "k": k,
                     "threshold": threshold,
                     "query": {"n_shingles": wanted.n_shingles, "sketch": list(wanted.hashes)},
                     "matches": [asdict(m) for m in found],
                     "seconds": round(seconds, 4),
+                    "read": read,
                 },
                 default=str,
             )
         )
         return EXIT_OK
     print(
-        f"{len(found)} near-duplicate(s) at Jaccard >= {threshold:g} in {index} "
-        f"(width {width}, k {k}; the query has {wanted.n_shingles} shingles; {seconds:.3f} s)"
+        f"{len(found)} near-duplicate(s) at Jaccard >= {threshold:g} in {args.index} "
+        f"(width {width}, k {k}; the query has {wanted.n_shingles} shingles; "
+        f"{seconds:.3f} s, {read})"
     )
     if found:
-        id_width = max(8, *(len(str(m.doc_id)) for m in found))
-        print(f"  {'doc_id':<{id_width}}  matches  jaccard  containment")
-        for m in found:
-            c = "" if m.containment is None else f"{m.containment:11.2f}"
-            print(f"  {m.doc_id!s:<{id_width}}  {m.matches:>4}/{k:<3} {m.jaccard:7.2f}  {c}")
+        print(format_matches(found, k, with_containment=bool(sample_mod)))
     return EXIT_OK
+
+
+def format_matches(found: list[Match], k: int, *, with_containment: bool) -> str:
+    """The matches as an aligned table, one line per document.
+
+    >>> print(format_matches([Match("apt", 20, 1.0, None, 1040)], 20, with_containment=False))
+      doc_id    matches  jaccard
+      apt         20/20     1.00
+    """
+    id_width = max(8, *(len(str(m.doc_id)) for m in found))
+    header = f"  {'doc_id':<{id_width}}  matches  jaccard"
+    lines = [header + ("  containment" if with_containment else "")]
+    for m in found:
+        line = f"  {m.doc_id!s:<{id_width}}  {m.matches:>4}/{k:<3} {m.jaccard:7.2f}"
+        if with_containment and m.containment is not None:
+            line += f"  {m.containment:11.2f}"
+        lines.append(line)
+    return "\n".join(lines)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -408,7 +492,7 @@ def text_keys(output: Path) -> tuple[dict[Any, int], dict[int, int]]:
     documents = output / "documents"
     if not documents.is_dir():
         return {}, {}
-    table = ds.dataset(documents, format="parquet").to_table(columns=["doc_id", "text_hash"])
+    table = read_parquet(documents, ["doc_id", "text_hash"])
     table = table.filter(pc.is_valid(table["text_hash"]))
     counts = table.group_by("text_hash").aggregate([("doc_id", "count")])
     return (
@@ -459,7 +543,7 @@ def top(args: argparse.Namespace) -> int:
     pairs_path = output / "pairs"
     if not pairs_path.exists():
         raise InputError(f"no pair table at {pairs_path}")
-    pairs = ds.dataset(pairs_path, format="parquet").to_table()
+    pairs = read_parquet(pairs_path)
     print(f"{pairs.num_rows} pairs in {pairs_path}")
     if pairs.num_rows == 0:
         return EXIT_OK

@@ -29,6 +29,8 @@ class InputConfig:
 class SketchConfig:
     width: int
     k: int
+    unit: str
+    sample_mod: int
 
 
 @dataclass(frozen=True)
@@ -36,6 +38,7 @@ class PairsConfig:
     threshold: float
     max_exact_group: int
     max_posting: int
+    containment_threshold: float
 
 
 @dataclass(frozen=True)
@@ -102,10 +105,16 @@ _RANGES: dict[str, tuple[float | None, float | None]] = {
     "pairs.threshold": (0.0, 1.0),
     "pairs.max_exact_group": (2, None),
     "pairs.max_posting": (0, None),
+    "sketch.sample_mod": (0, 1 << 40),
+    "pairs.containment_threshold": (0.0, 1.0),
     "clusters.min_jaccard": (0.0, 1.0),
     "clusters.max_rounds": (1, 1000),
     "verify.margin": (0.0, 1.0),
 }
+
+
+# settings that take one of a few words
+_CHOICES: dict[str, tuple[str, ...]] = {"sketch.unit": ("words", "chars")}
 
 
 def _read_defaults() -> dict[str, Any]:
@@ -158,6 +167,8 @@ def _build(section: str, cls: type, values: dict[str, Any]) -> Any:
             raise ConfigError(f"{name} = {value!r} is out of range [{low}, {high}]")
         if expected is str and not value:
             raise ConfigError(f"{name} must not be empty")
+        if name in _CHOICES and value not in _CHOICES[name]:
+            raise ConfigError(f"{name} = {value!r} is not one of {', '.join(_CHOICES[name])}")
         kwargs[f.name] = value
     return cls(**kwargs)
 

@@ -90,9 +90,13 @@ def run(spark: SparkSession, cfg: config_module.Config, input_path: str, output_
         )
         stage = time.monotonic()
         log.info("sketching documents (width %d, k %d)", cfg.sketch.width, cfg.sketch.k)
-        corpus.transform(sketch_documents, width=cfg.sketch.width, k=cfg.sketch.k).write.parquet(
-            out.table("documents")
-        )
+        corpus.transform(
+            sketch_documents,
+            width=cfg.sketch.width,
+            k=cfg.sketch.k,
+            unit=cfg.sketch.unit,
+            sample_mod=cfg.sketch.sample_mod,
+        ).write.parquet(out.table("documents"))
         documents = spark.read.parquet(out.table("documents"))
         summary["documents"] = count_documents(documents)
         check_unique_ids(documents)
@@ -108,6 +112,7 @@ def run(spark: SparkSession, cfg: config_module.Config, input_path: str, output_
             k=cfg.sketch.k,
             max_exact_group=cfg.pairs.max_exact_group,
             max_posting=cfg.pairs.max_posting,
+            containment_threshold=cfg.pairs.containment_threshold if cfg.sketch.sample_mod else None,
             metrics=metrics,
         ).write.parquet(out.table("pairs"))
         counts = spark.read.parquet(out.table("pairs")).agg(

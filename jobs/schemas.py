@@ -42,9 +42,17 @@ DOC_A = "doc_a"
 DOC_B = "doc_b"
 MATCHES = "matches"
 JACCARD = "jaccard"
+CONTAINMENT_A = "containment_a"
+CONTAINMENT_B = "containment_b"
 SHINGLES_A = "shingles_a"
 SHINGLES_B = "shingles_b"
 EXACT = "exact_duplicate"
+RELATION = "relation"
+
+# What a pair is: resemblance, or one document (mostly) inside the other.
+NEAR_DUPLICATE = "near_duplicate"
+A_IN_B = "a_in_b"
+B_IN_A = "b_in_a"
 
 ID_TYPES: tuple[type[DataType], ...] = (ByteType, ShortType, IntegerType, LongType, StringType)
 
@@ -71,8 +79,11 @@ def pairs_schema(id_type: DataType) -> StructType:
             StructField(DOC_B, id_type, False),
             StructField(MATCHES, IntegerType(), False),
             StructField(JACCARD, DoubleType(), False),
+            StructField(CONTAINMENT_A, DoubleType(), False),
+            StructField(CONTAINMENT_B, DoubleType(), False),
             StructField(SHINGLES_A, LongType(), False),
             StructField(SHINGLES_B, LongType(), False),
             StructField(EXACT, BooleanType(), False),
+            StructField(RELATION, StringType(), False),
         ]
     )

@@ -5,7 +5,7 @@ Chain them with ``df.transform(fn, **kw)``; each docstring names the columns in 
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 import pyarrow as pa
@@ -14,6 +14,10 @@ from pyspark.sql import Column, DataFrame, Observation, Window
 from pyspark.sql import functions as F
 
 from jobs.schemas import (
+    A_IN_B,
+    B_IN_A,
+    CONTAINMENT_A,
+    CONTAINMENT_B,
     DOC_A,
     DOC_B,
     DOC_ID,
@@ -22,6 +26,8 @@ from jobs.schemas import (
     MATCHES,
     N_SHINGLES,
     N_WORDS,
+    NEAR_DUPLICATE,
+    RELATION,
     SHINGLES_A,
     SHINGLES_B,
     SKETCH,
@@ -40,11 +46,14 @@ GROUP = "group_rep"
 GROUP_SIZE = "group_size"
 
 
-def sketch_documents(docs: DataFrame, *, width: int, k: int) -> DataFrame:
+def sketch_documents(
+    docs: DataFrame, *, width: int, k: int, unit: str = "words", sample_mod: int = 0
+) -> DataFrame:
     """(doc_id, text) -> (doc_id, n_words, n_shingles, sketch, text_hash, skip_reason).
 
-    One row per input row: its bottom-k sketch, or a null sketch and the reason it has none. Runs
-    :func:`shingling.batch.sketch_batch` on the executors, one Arrow batch at a time.
+    One row per input row: its sketch, or a null sketch and the reason it has none. Runs
+    :func:`shingling.batch.sketch_batch` on the executors, one Arrow batch at a time; ``n_words``
+    counts the tokens shingles are made of (characters when ``unit`` is "chars").
     """
     schema = documents_schema(docs.schema[DOC_ID].dataType)
 
@@ -52,7 +61,9 @@ def sketch_documents(docs: DataFrame, *, width: int, k: int) -> DataFrame:
         for batch in batches:
             ids, texts = batch.column(DOC_ID), batch.column(TEXT)
             null_id = pc.is_null(ids)
-            out = sketch_batch(pc.if_else(null_id, None, texts), width=width, k=k)
+            out = sketch_batch(
+                pc.if_else(null_id, None, texts), width=width, k=k, unit=unit, sample_mod=sample_mod
+            )
             reason = pc.if_else(
                 null_id,
                 SKIP_NULL_ID,
@@ -78,7 +89,7 @@ def sketched_only(documents: DataFrame) -> DataFrame:
 def exact_groups(documents: DataFrame) -> DataFrame:
     """Sketched documents -> the same rows plus group_rep and group_size.
 
-    Documents with the same normalized text (same text hash and word count) form a group; its
+    Documents with the same normalized text (same text hash and token count) form a group; its
     representative is its smallest id.
     """
     same_text = Window.partitionBy(TEXT_HASH, N_WORDS)
@@ -90,6 +101,11 @@ def exact_groups(documents: DataFrame) -> DataFrame:
 def representatives(grouped: DataFrame) -> DataFrame:
     """Grouped documents -> one row per group, its representative's (doc_id, n_shingles, sketch)."""
     return grouped.where(F.col(DOC_ID) == F.col(GROUP)).select(DOC_ID, N_SHINGLES, SKETCH)
+
+
+def bottom_k_part(reps: DataFrame, *, k: int) -> DataFrame:
+    """(doc_id, n_shingles, sketch) -> the same with each sketch cut to its k smallest hashes."""
+    return reps.withColumn(SKETCH, F.slice(SKETCH, 1, k))
 
 
 def _min_shared(size: Column, threshold: float) -> Column:
@@ -104,6 +120,23 @@ def shared_hashes(reps: DataFrame) -> DataFrame:
     return exploded.groupBy(HASH).agg(F.count(F.lit(1)).alias("df")).where(F.col("df") >= 2)
 
 
+def _rarest_prefixes(reps: DataFrame, min_shared: Callable[[Column], Column]) -> DataFrame:
+    """(doc_id, sketch) -> (doc_id, hash): of each sketch's first n - min_shared(n) + 1 hashes in
+    rarest-first order, those found in another sketch too."""
+    n = F.size(SKETCH)
+    exploded = reps.select(DOC_ID, n.alias("n"), F.explode(SKETCH).alias(HASH))
+    matched = exploded.join(shared_hashes(reps), HASH)
+    per_doc = matched.groupBy(DOC_ID).agg(
+        F.first("n").alias("n"), F.array_sort(F.collect_list(F.struct("df", HASH))).alias("shared")
+    )
+    unshared = F.col("n") - F.size("shared")
+    keep = F.col("n") - min_shared(F.col("n")) + 1 - unshared
+    prefixes = per_doc.where(keep > 0).select(
+        DOC_ID, F.explode(F.slice("shared", 1, F.greatest(keep, F.lit(1)))).alias("key")
+    )
+    return prefixes.select(DOC_ID, F.col(f"key.{HASH}").alias(HASH))
+
+
 def prefix_rows(reps: DataFrame, *, threshold: float) -> DataFrame:
     """(doc_id, sketch) -> (doc_id, hash): the part of each sketch's prefix that can meet another.
 
@@ -116,18 +149,7 @@ def prefix_rows(reps: DataFrame, *, threshold: float) -> DataFrame:
     ones. Most documents of a corpus have no near-duplicate; their prefixes are empty, and only the
     rows of shared hashes (usually a small table, joined by broadcast) travel beyond one aggregation.
     """
-    n = F.size(SKETCH)
-    exploded = reps.select(DOC_ID, n.alias("n"), F.explode(SKETCH).alias(HASH))
-    matched = exploded.join(shared_hashes(reps), HASH)
-    per_doc = matched.groupBy(DOC_ID).agg(
-        F.first("n").alias("n"), F.array_sort(F.collect_list(F.struct("df", HASH))).alias("shared")
-    )
-    unshared = F.col("n") - F.size("shared")
-    keep = F.col("n") - _min_shared(F.col("n"), threshold) + 1 - unshared
-    prefixes = per_doc.where(keep > 0).select(
-        DOC_ID, F.explode(F.slice("shared", 1, F.greatest(keep, F.lit(1)))).alias("key")
-    )
-    return prefixes.select(DOC_ID, F.col(f"key.{HASH}").alias(HASH))
+    return _rarest_prefixes(reps, lambda n: _min_shared(n, threshold))
 
 
 def candidate_pairs(
@@ -151,40 +173,80 @@ def candidate_pairs(
         )
         if capped is not None:
             star = star.observe(capped, F.count(F.lit(1)).alias("capped_documents"))
-        return _pairs_sharing_a_hash(small).unionByName(star).distinct()
-    return _pairs_sharing_a_hash(prefixes).distinct()
+        return _pairs_sharing_a_hash(small, small).unionByName(star).distinct()
+    return _pairs_sharing_a_hash(prefixes, prefixes).distinct()
 
 
-def _pairs_sharing_a_hash(prefixes: DataFrame) -> DataFrame:
-    a, b = prefixes.alias("a"), prefixes.alias("b")
+def containment_candidates(reps: DataFrame, *, threshold: float, max_posting: int | None) -> DataFrame:
+    """(doc_id, sketch) -> distinct (doc_a, doc_b): pairs where one may hold ``threshold`` of the other.
+
+    If A lies in B to a share c, about c of A's sketch hashes are in B's sketch; so A's rarest
+    n - ceil(threshold * n) + 1 hashes are joined against every shared hash of B's sketch. Hashes in
+    more than ``max_posting`` sketches are common text (Broder's "common shingles") and are not
+    used to find excerpts, which bounds the join.
+    """
+    prefixes = _rarest_prefixes(reps, lambda n: _min_shared(n, threshold))
+    postings = reps.select(DOC_ID, F.explode(SKETCH).alias(HASH)).join(shared_hashes(reps), HASH)
+    if max_posting is not None:
+        postings = postings.where(F.col("df") <= max_posting)
+    pairs = _pairs_sharing_a_hash(prefixes, postings.select(DOC_ID, HASH), ordered=False)
+    return pairs.select(F.least(DOC_A, DOC_B).alias(DOC_A), F.greatest(DOC_A, DOC_B).alias(DOC_B)).distinct()
+
+
+def _pairs_sharing_a_hash(left: DataFrame, right: DataFrame, *, ordered: bool = True) -> DataFrame:
+    a, b = left.alias("a"), right.alias("b")
     joined = a.join(b, on=F.col(f"a.{HASH}") == F.col(f"b.{HASH}"))
-    return joined.where(F.col(f"a.{DOC_ID}") < F.col(f"b.{DOC_ID}")).select(
-        F.col(f"a.{DOC_ID}").alias(DOC_A), F.col(f"b.{DOC_ID}").alias(DOC_B)
-    )
+    ida, idb = F.col(f"a.{DOC_ID}"), F.col(f"b.{DOC_ID}")
+    return joined.where(ida < idb if ordered else ida != idb).select(ida.alias(DOC_A), idb.alias(DOC_B))
 
 
-def score_pairs(candidates: DataFrame, reps: DataFrame, *, k: int) -> DataFrame:
-    """(doc_a, doc_b) -> + matches, jaccard, shingles_a, shingles_b, from both sketches.
+def _known(sketch: Column, n_shingles: Column) -> Column:
+    # the hash up to which a sketch knows its document (null: all of it, the sketch is complete)
+    return F.when(F.size(sketch) < n_shingles, F.element_at(sketch, -1))
 
-    ``matches`` is |S(A) ∩ S(B)|; ``jaccard`` is the share of the k smallest hashes of S(A) ∪ S(B)
-    that lie in both sketches, as in :func:`shingling.estimators.jaccard`.
+
+def score_pairs(
+    candidates: DataFrame,
+    reps: DataFrame,
+    *,
+    k: int,
+    threshold: float = 0.0,
+    containment_threshold: float | None = None,
+) -> DataFrame:
+    """(doc_a, doc_b) -> the pair table's columns but exact_duplicate, from both sketches.
+
+    ``matches`` is |S(A) ∩ S(B)| over the bottom-k parts; ``jaccard`` the share of the k smallest
+    hashes of their union that lie in both (:func:`shingling.estimators.jaccard`); ``containment_a``
+    and ``containment_b`` estimate |A ∩ B| / |A| and / |B| (:func:`shingling.estimators.containment`).
+    ``relation`` is near_duplicate when jaccard reaches ``threshold``, else a_in_b or b_in_a when
+    that containment reaches ``containment_threshold`` (None: never), else null.
     """
     a = reps.select(F.col(DOC_ID).alias(DOC_A), F.col(SKETCH).alias("sa"), F.col(N_SHINGLES).alias(SHINGLES_A))
     b = reps.select(F.col(DOC_ID).alias(DOC_B), F.col(SKETCH).alias("sb"), F.col(N_SHINGLES).alias(SHINGLES_B))
-    both = F.array_intersect("sa", "sb")
-    sample = F.slice(F.array_sort(F.array_union("sa", "sb")), 1, k)
-    return (
-        candidates.join(a, DOC_A)
-        .join(b, DOC_B)
-        .select(
-            DOC_A,
-            DOC_B,
-            F.size(both).alias(MATCHES),
-            (F.size(F.array_intersect(sample, both)) / F.size(sample)).alias(JACCARD),
-            SHINGLES_A,
-            SHINGLES_B,
-        )
+    ka, kb = F.slice("sa", 1, k), F.slice("sb", 1, k)
+    both = F.array_intersect(ka, kb)
+    sample = F.slice(F.array_sort(F.array_union(ka, kb)), 1, k)
+    bound = F.least(_known(F.col("sa"), F.col(SHINGLES_A)), _known(F.col("sb"), F.col(SHINGLES_B)))
+    known_a = F.filter("sa", lambda h: bound.isNull() | (h <= bound))
+    known_b = F.filter("sb", lambda h: bound.isNull() | (h <= bound))
+    shared_known = F.size(F.array_intersect(known_a, known_b))
+    scored = candidates.join(a, DOC_A).join(b, DOC_B).select(
+        DOC_A,
+        DOC_B,
+        F.size(both).alias(MATCHES),
+        (F.size(F.array_intersect(sample, both)) / F.size(sample)).alias(JACCARD),
+        F.coalesce(shared_known / F.size(known_a), F.lit(0.0)).alias(CONTAINMENT_A),
+        F.coalesce(shared_known / F.size(known_b), F.lit(0.0)).alias(CONTAINMENT_B),
+        SHINGLES_A,
+        SHINGLES_B,
     )
+    relation = F.when(F.col(JACCARD) >= threshold, F.lit(NEAR_DUPLICATE))
+    if containment_threshold is not None:
+        larger_a = F.col(CONTAINMENT_A) >= F.col(CONTAINMENT_B)
+        relation = relation.when(
+            larger_a & (F.col(CONTAINMENT_A) >= containment_threshold), F.lit(A_IN_B)
+        ).when(F.col(CONTAINMENT_B) >= containment_threshold, F.lit(B_IN_A))
+    return scored.withColumn(RELATION, relation)
 
 
 def expand_groups(rep_pairs: DataFrame, grouped: DataFrame, *, max_exact_group: int) -> DataFrame:
@@ -198,6 +260,11 @@ def expand_groups(rep_pairs: DataFrame, grouped: DataFrame, *, max_exact_group: 
     standing = grouped.where(small | (F.col(DOC_ID) == F.col(GROUP))).select(GROUP, DOC_ID)
     ea = standing.select(F.col(GROUP).alias(DOC_A), F.col(DOC_ID).alias("ma"))
     eb = standing.select(F.col(GROUP).alias(DOC_B), F.col(DOC_ID).alias("mb"))
+    swap = F.col("ma") > F.col("mb")  # the members' order may differ from their representatives'
+
+    def side(mine: str, theirs: str) -> Column:
+        return F.when(swap, F.col(theirs)).otherwise(F.col(mine))
+
     across = (
         rep_pairs.join(ea, DOC_A)
         .join(eb, DOC_B)
@@ -206,14 +273,19 @@ def expand_groups(rep_pairs: DataFrame, grouped: DataFrame, *, max_exact_group: 
             F.greatest("ma", "mb").alias(DOC_B),
             MATCHES,
             JACCARD,
-            # the shingle counts follow the members, which may have swapped sides
-            F.when(F.col("ma") < F.col("mb"), F.col(SHINGLES_A)).otherwise(F.col(SHINGLES_B)).alias(SHINGLES_A),
-            F.when(F.col("ma") < F.col("mb"), F.col(SHINGLES_B)).otherwise(F.col(SHINGLES_A)).alias(SHINGLES_B),
+            side(CONTAINMENT_A, CONTAINMENT_B).alias(CONTAINMENT_A),
+            side(CONTAINMENT_B, CONTAINMENT_A).alias(CONTAINMENT_B),
+            side(SHINGLES_A, SHINGLES_B).alias(SHINGLES_A),
+            side(SHINGLES_B, SHINGLES_A).alias(SHINGLES_B),
             F.lit(False).alias(EXACT),
+            F.when(swap & (F.col(RELATION) == A_IN_B), F.lit(B_IN_A))
+            .when(swap & (F.col(RELATION) == B_IN_A), F.lit(A_IN_B))
+            .otherwise(F.col(RELATION))
+            .alias(RELATION),
         )
     )
     copies = grouped.where(F.col(GROUP_SIZE) > 1).select(
-        GROUP, DOC_ID, GROUP_SIZE, N_SHINGLES, F.size(SKETCH).cast("int").alias(MATCHES)
+        GROUP, DOC_ID, GROUP_SIZE, N_SHINGLES, F.size(SKETCH).alias("n")
     )
     # every pair within a small group; a large one only pairs its representative with each member,
     # so its cost stays linear in its size
@@ -224,11 +296,14 @@ def expand_groups(rep_pairs: DataFrame, grouped: DataFrame, *, max_exact_group: 
     ).select(
         F.col(f"x.{DOC_ID}").alias(DOC_A),
         F.col(f"y.{DOC_ID}").alias(DOC_B),
-        F.col(f"x.{MATCHES}"),
+        F.least(F.col("x.n"), F.lit(2**31 - 1)).cast("int").alias(MATCHES),
         F.lit(1.0).alias(JACCARD),
+        F.lit(1.0).alias(CONTAINMENT_A),
+        F.lit(1.0).alias(CONTAINMENT_B),
         F.col(f"x.{N_SHINGLES}").alias(SHINGLES_A),
         F.col(f"y.{N_SHINGLES}").alias(SHINGLES_B),
         F.lit(True).alias(EXACT),
+        F.lit(NEAR_DUPLICATE).alias(RELATION),
     )
     return across.unionByName(within)
 
@@ -256,25 +331,32 @@ def near_duplicate_pairs(
     k: int,
     max_exact_group: int,
     max_posting: int = 0,
+    containment_threshold: float | None = None,
     metrics: PairMetrics | None = None,
 ) -> DataFrame:
-    """documents table -> pair table: every pair whose Jaccard estimate reaches ``threshold``.
+    """documents table -> pair table: every pair whose Jaccard estimate reaches ``threshold``, and
+    (with ``containment_threshold``, for mod-m sketches) every pair where one document's estimated
+    containment in the other reaches it.
 
     ``max_posting`` caps prefix postings (0: no cap; see :func:`candidate_pairs`); ``metrics``, if
     given, is filled when the result is computed.
     """
     grouped = exact_groups(sketched_only(documents))
     reps = representatives(grouped)
-    prefixes = prefix_rows(reps, threshold=threshold)
-    candidates = candidate_pairs(
-        prefixes, max_posting=max_posting or None, capped=metrics.capped if metrics else None
+    cap = max_posting or None
+    prefixes = prefix_rows(bottom_k_part(reps, k=k), threshold=threshold)
+    candidates = candidate_pairs(prefixes, max_posting=cap, capped=metrics.capped if metrics else None)
+    if containment_threshold is not None:
+        excerpts = containment_candidates(reps, threshold=containment_threshold, max_posting=cap)
+        candidates = candidates.unionByName(excerpts).distinct()
+    scored = score_pairs(
+        candidates, reps, k=k, threshold=threshold, containment_threshold=containment_threshold
     )
-    scored = score_pairs(candidates, reps, k=k)
     if metrics is not None:
         scored = scored.observe(
             metrics.candidates,
             F.count(F.lit(1)).alias("candidate_pairs"),
-            F.sum((F.col(JACCARD) >= threshold).cast("long")).alias("representative_pairs"),
+            F.count(RELATION).alias("representative_pairs"),
         )
-    rep_pairs = scored.where(F.col(JACCARD) >= threshold)
+    rep_pairs = scored.where(F.col(RELATION).isNotNull())
     return expand_groups(rep_pairs, grouped, max_exact_group=max_exact_group)

@@ -27,7 +27,8 @@ import pyarrow.compute as pc
 import xxhash
 
 from shingling.hashing import SEED
-from shingling.normalize import NON_WORD_RUN, fold_array
+from shingling.normalize import NON_WORD_RUN, fold_array, normalize_array
+from shingling.sketch import UNITS, sample_bound
 from shingling.xxh64_numpy import xxh64_lanes
 
 
@@ -138,6 +139,22 @@ def split_words(folded: pa.Array) -> tuple[pa.Array, np.ndarray]:
     return words, counts
 
 
+def split_chars(normalized: pa.Array) -> tuple[pa.Array, np.ndarray]:
+    """The characters of normalized texts (one binary array) and the number of each text's.
+
+    >>> chars, counts = split_chars(pa.array(["ab c", None, "é"]))
+    >>> chars.to_pylist(), counts.tolist()
+    ([b'a', b'b', b' ', b'c', b'\\xc3\\xa9'], [4, 0, 1])
+    """
+    offsets, b = _string_buffers(pc.fill_null(normalized, ""))
+    starts = np.flatnonzero((b & 0xC0) != 0x80)  # a character starts at every non-continuation byte
+    char_offsets = np.concatenate((starts, [len(b)])).astype(np.int64)
+    chars = pa.Array.from_buffers(
+        pa.large_binary(), len(starts), [None, pa.py_buffer(char_offsets), pa.py_buffer(np.ascontiguousarray(b))]
+    )
+    return chars, np.diff(np.searchsorted(starts, offsets)).astype(np.int64)
+
+
 def _word_hashes(words: pa.Array) -> np.ndarray:
     """xxHash64 of every word, hashing each distinct word once."""
     if len(words) == 0:
@@ -191,8 +208,17 @@ def _sort_by_doc_then_hash(hashes: np.ndarray, doc: np.ndarray, n_docs: int) -> 
     return by_hash[by_doc]
 
 
-def sketch_batch(texts: pa.Array | pa.ChunkedArray, *, width: int, k: int) -> BatchSketches:
+def sketch_batch(
+    texts: pa.Array | pa.ChunkedArray,
+    *,
+    width: int,
+    k: int,
+    unit: str = "words",
+    sample_mod: int = 0,
+) -> BatchSketches:
     """Sketch every text of an Arrow string array (see :class:`BatchSketches`).
+
+    ``unit`` and ``sample_mod`` are those of :func:`shingling.sketch.sketch`.
 
     >>> out = sketch_batch(pa.array(["A b c d e", None, "...", "x"]), width=4, k=20)
     >>> out.n_shingles.tolist(), out.sketch.is_null().to_pylist()
@@ -202,7 +228,12 @@ def sketch_batch(texts: pa.Array | pa.ChunkedArray, *, width: int, k: int) -> Ba
         raise ValueError(f"width and k must be at least 1, got width={width}, k={k}")
     if isinstance(texts, pa.ChunkedArray):
         texts = texts.combine_chunks()
-    words, counts = split_words(fold_array(texts))
+    if unit not in UNITS:
+        raise ValueError(f"unit must be one of {UNITS}, got {unit!r}")
+    if unit == "chars":
+        words, counts = split_chars(normalize_array(texts))
+    else:
+        words, counts = split_words(fold_array(texts))
     starts = np.concatenate(([0], np.cumsum(counts)[:-1])).astype(np.int64)
     word_hashes = _word_hashes(words)
 
@@ -216,7 +247,10 @@ def sketch_batch(texts: pa.Array | pa.ChunkedArray, *, width: int, k: int) -> Ba
     n_shingles = np.bincount(doc, minlength=len(counts)).astype(np.int64)
     first_of_doc = np.cumsum(n_shingles) - n_shingles
     keep = (np.arange(len(hashes)) - first_of_doc[doc]) < k
-    sizes = np.minimum(n_shingles, k)
+    bound = sample_bound(sample_mod)
+    if bound is not None:
+        keep |= hashes < bound
+    sizes = np.bincount(doc[keep], minlength=len(counts))
     offsets = np.concatenate(([0], np.cumsum(sizes))).astype(np.int32)
     sketch = pa.ListArray.from_arrays(
         pa.array(offsets), pa.array(hashes[keep], type=pa.int64()), mask=pa.array(counts == 0)

@@ -1,0 +1,115 @@
+"""The benchmark corpus: deterministic, real sentences, planted pairs and skew as described."""
+
+from __future__ import annotations
+
+import doctest
+
+import numpy as np
+import pyarrow.parquet as pq
+
+import bench.corpus
+import bench.peers.shingle_lists
+import bench.truth
+from bench.corpus import (
+    BOILERPLATE_SHARE,
+    HOT_SHARE,
+    CorpusSpec,
+    Generator,
+    generate,
+    prose_sentences,
+)
+from bench.truth import jaccard
+from shingling.normalize import words
+from shingling.sketch import shingle_hashes
+
+
+def _shingles(text: str) -> np.ndarray:
+    return np.unique(np.array(shingle_hashes(words(text)), dtype=np.int64))
+
+
+def test_bench_doctests_pass() -> None:
+    for module in (bench.corpus, bench.truth, bench.peers.shingle_lists):
+        result = doctest.testmod(module)
+        assert result.failed == 0, module.__name__
+
+
+def test_prose_sentences_drop_code_and_markup() -> None:
+    text = (
+        "Use x = 1 here. See <http://x.org>.\n\nThis license applies to every file of the package."
+    )
+    assert list(prose_sentences(text)) == ["This license applies to every file of the package."]
+
+
+def test_same_seed_same_corpus_other_seed_other_corpus(pool: list[str]) -> None:
+    first, planted, _ = generate(CorpusSpec(docs=60, seed=3), pool)
+    again, planted_again, _ = generate(CorpusSpec(docs=60, seed=3), pool)
+    other, _, _ = generate(CorpusSpec(docs=60, seed=4), pool)
+    assert first.equals(again) and planted.equals(planted_again)
+    assert not first.column("text").equals(other.column("text"))
+
+
+def test_documents_are_made_of_pool_sentences(small_corpus, pool: list[str]) -> None:
+    _, corpus, _, meta = small_corpus
+    known = set(pool)
+    text = corpus.column("text")[0].as_py()
+    first_sentence = next(s for s in known if text.startswith(s)) if text else None
+    assert first_sentence is not None
+    assert corpus.column("doc_id").to_pylist() == list(range(200))
+    assert 1_000 < meta["mean_doc_bytes"] < 2_000
+
+
+def test_planted_pairs_are_near_duplicates_and_copies_are_identical(small_corpus) -> None:
+    _, corpus, planted, meta = small_corpus
+    # the skew's boilerplate paragraph may have landed in either member: compare without it
+    texts = [
+        " ".join(t.replace(meta["boilerplate"], "").split())
+        for t in corpus.column("text").to_pylist()
+    ]
+    rows = planted.to_pylist()
+    assert len(rows) == 3 * 20 and all(r["doc_a"] < r["doc_b"] for r in rows)
+    assert sum(r["relation"] == "source~exact" for r in rows) > 0
+    for r in rows:
+        a, b = texts[r["doc_a"]], texts[r["doc_b"]]
+        if r["relation"] == "source~exact":
+            assert a == b
+        elif r["relation"].startswith("source~") and "excerpt" not in r["relation"]:
+            # one edit of the source: some shingles survive, whatever the kind and rate
+            assert jaccard(_shingles(a), _shingles(b)) > 0.1, r
+
+
+def test_substitution_rate_sets_the_expected_jaccard(pool: list[str]) -> None:
+    gen = Generator(pool, seed=11)
+    doc = gen.base(scale=3.0)
+    source = _shingles("\n\n".join(" ".join(p) for p in doc))
+    assert jaccard(source, _shingles(gen.variant(doc, "substitute", 0.0))) == 1.0
+    # a rate r leaves about (1-r)^4 / (2 - (1-r)^4) of the union shared: 0.85 at 0.02, 0.26 at 0.2
+    assert 0.75 < jaccard(source, _shingles(gen.variant(doc, "substitute", 0.02))) < 0.95
+    assert 0.15 < jaccard(source, _shingles(gen.variant(doc, "substitute", 0.2))) < 0.4
+
+
+def test_skew_adds_one_hot_page_and_a_boilerplate_paragraph_and_nothing_else(
+    pool: list[str],
+) -> None:
+    skewed, planted, meta = generate(CorpusSpec(docs=200, seed=7, skew=True), pool)
+    clean, planted_clean, _ = generate(CorpusSpec(docs=200, seed=7, skew=False), pool)
+    assert planted.equals(planted_clean)
+    s, c = skewed.column("text").to_pylist(), clean.column("text").to_pylist()
+    values, counts = np.unique(np.array(s, dtype=object), return_counts=True)
+    hot = values[np.argmax(counts)]
+    assert counts.max() == int(200 * HOT_SHARE)
+    with_boilerplate = [i for i, t in enumerate(s) if meta["boilerplate"] in t]
+    assert len(with_boilerplate) == int(200 * BOILERPLATE_SHARE)
+    changed = {i for i in range(200) if s[i] != c[i]}
+    assert changed == {i for i, t in enumerate(s) if t == hot} | set(with_boilerplate)
+    for i in with_boilerplate:
+        assert s[i].replace(meta["boilerplate"], "").split() == c[i].split()
+
+
+def test_written_corpus_reads_back_with_the_input_contract(small_corpus) -> None:
+    target, corpus, _, _ = small_corpus
+    read = pq.read_table(target / "corpus")
+    assert (
+        read.schema.field("doc_id").type == "int64" and read.schema.field("text").type == "string"
+    )
+    assert read.sort_by("doc_id").equals(corpus)
+    assert len(list((target / "corpus").glob("*.parquet"))) == 2

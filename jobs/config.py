@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import pkgutil
 import tomllib
 from dataclasses import dataclass, fields
@@ -162,6 +163,8 @@ def _build(section: str, cls: type, values: dict[str, Any]) -> Any:
             value = float(value)
         if not isinstance(value, expected) or (expected is int and isinstance(value, bool)):
             raise ConfigError(f"{name} must be {expected.__name__}, got {value!r}")
+        if expected is float and not math.isfinite(value):  # nan passes every range comparison
+            raise ConfigError(f"{name} must be a finite number, got {value!r}")
         low, high = _RANGES.get(name, (None, None))
         if (low is not None and value < low) or (high is not None and value > high):
             raise ConfigError(f"{name} = {value!r} is out of range [{low}, {high}]")

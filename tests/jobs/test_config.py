@@ -1,0 +1,156 @@
+"""jobs.config: defaults, a user file, --set overrides; bad settings refused by name."""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import asdict
+from pathlib import Path
+
+import pytest
+
+from jobs.config import DEFAULTS_PATH, Config, load, to_toml
+from jobs.errors import ConfigError, ExitCode
+
+DEFAULTS_TOML = tomllib.loads(DEFAULTS_PATH.read_text(encoding="utf-8"))
+
+
+def test_defaults_load_as_written_in_default_toml() -> None:
+    cfg = load()
+    assert isinstance(cfg, Config)
+    for section, values in DEFAULTS_TOML.items():
+        loaded = asdict(getattr(cfg, section)) if section != "spark" else cfg.spark
+        assert {key: loaded[key] for key in values} == {
+            key: (str(v) if section == "spark" else v) for key, v in values.items()
+        }, section
+
+
+def test_every_setting_of_default_toml_has_a_comment() -> None:
+    # a setting, or a run of settings that one comment explains, comes right after a comment
+    lines = [line.strip() for line in DEFAULTS_PATH.read_text(encoding="utf-8").splitlines()]
+
+    def is_setting(line: str) -> bool:
+        return "=" in line and not line.startswith("#")
+
+    for i, line in enumerate(lines):
+        if is_setting(line):
+            above = i - 1
+            while is_setting(lines[above]):
+                above -= 1
+            assert lines[above].startswith("#"), f"no comment above: {line}"
+
+
+def test_set_overrides_defaults() -> None:
+    cfg = load(
+        overrides=[
+            "pairs.threshold=0.75",
+            "sketch.k=32",
+            "input.id_column=url",  # a bare word is a string
+            'input.text_column="body"',
+            "output.overwrite=true",
+            'spark."spark.sql.shuffle.partitions"=16',
+        ]
+    )
+    assert cfg.pairs.threshold == 0.75
+    assert cfg.sketch.k == 32
+    assert (cfg.input.id_column, cfg.input.text_column) == ("url", "body")
+    assert cfg.output.overwrite is True
+    assert cfg.spark["spark.sql.shuffle.partitions"] == "16"
+    assert cfg.sketch.width == DEFAULTS_TOML["sketch"]["width"]  # the rest stays
+
+
+def test_an_integer_threshold_is_a_float() -> None:
+    assert load(overrides=["pairs.threshold=1"]).pairs.threshold == 1.0
+
+
+def test_config_file_then_set(tmp_path: Path) -> None:
+    path = tmp_path / "mine.toml"
+    path.write_text('[sketch]\nk = 64\n[input]\nid_column = "url"\n', encoding="utf-8")
+    cfg = load(path, ["sketch.k=48"])
+    assert (cfg.sketch.k, cfg.input.id_column) == (48, "url")
+    assert cfg.pairs.threshold == DEFAULTS_TOML["pairs"]["threshold"]
+
+
+def test_resolved_config_round_trips_through_toml(tmp_path: Path) -> None:
+    cfg = load(overrides=["sketch.k=31", "pairs.threshold=0.65", 'spark."spark.x.y"="a b"'])
+    path = tmp_path / "resolved.toml"
+    path.write_text(to_toml(cfg), encoding="utf-8")
+    assert load(path) == cfg
+
+
+@pytest.mark.parametrize(
+    ("override", "named"),
+    [
+        ("sketchy.k=3", "sketchy"),
+        ("sketch.kk=3", "sketch.kk"),
+        ("pairs.thresold=0.5", "pairs.thresold"),
+    ],
+)
+def test_unknown_section_or_key_is_refused_by_name(override: str, named: str) -> None:
+    with pytest.raises(ConfigError, match=named.replace(".", r"\.")) as e:
+        load(overrides=[override])
+    assert e.value.exit_code == ExitCode.USAGE
+
+
+def test_unknown_key_in_a_file_is_refused_by_name(tmp_path: Path) -> None:
+    path = tmp_path / "bad.toml"
+    path.write_text("[pairs]\nthreshhold = 0.5\n", encoding="utf-8")
+    with pytest.raises(ConfigError, match=r"pairs\.threshhold") as e:
+        load(path)
+    assert str(path) in str(e.value)
+
+
+@pytest.mark.parametrize(
+    ("override", "named"),
+    [
+        ('sketch.k="many"', "sketch.k"),
+        ("sketch.k=2.5", "sketch.k"),
+        ("sketch.k=true", "sketch.k"),
+        ("pairs.threshold=high", "pairs.threshold"),
+        ("output.overwrite=1", "output.overwrite"),
+        ('input.id_column=""', "input.id_column"),
+        ("input.text_column=[1, 2]", "input.text_column"),
+    ],
+)
+def test_bad_types_are_refused_by_name(override: str, named: str) -> None:
+    with pytest.raises(ConfigError, match=named.replace(".", r"\.")):
+        load(overrides=[override])
+
+
+@pytest.mark.parametrize(
+    "override",
+    [
+        "sketch.k=0",
+        "sketch.width=0",
+        "sketch.width=-4",
+        "pairs.threshold=1.5",
+        "pairs.threshold=-0.1",
+        "pairs.threshold=nan",
+        "pairs.threshold=inf",
+        "pairs.max_exact_group=1",
+    ],
+)
+def test_out_of_range_values_are_refused_by_name(override: str) -> None:
+    with pytest.raises(ConfigError, match=override.split("=")[0].replace(".", r"\.")):
+        load(overrides=[override])
+
+
+@pytest.mark.parametrize("override", ["pairs.threshold", "threshold=0.5", "=3", "pairs.=3"])
+def test_malformed_set_is_refused(override: str) -> None:
+    with pytest.raises(ConfigError, match="section.key=value"):
+        load(overrides=[override])
+
+
+def test_missing_or_invalid_config_file_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="cannot read config file"):
+        load(tmp_path / "nope.toml")
+    bad = tmp_path / "bad.toml"
+    bad.write_text("[pairs\nthreshold = ", encoding="utf-8")
+    with pytest.raises(ConfigError, match="not valid TOML"):
+        load(bad)
+
+
+def test_a_section_that_is_not_a_table_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "flat.toml"
+    path.write_text("sketch = 4\n", encoding="utf-8")
+    with pytest.raises(ConfigError, match=r"\[sketch\]"):
+        load(path)

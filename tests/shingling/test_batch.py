@@ -1,0 +1,117 @@
+"""shingling.batch: sketching a whole Arrow batch gives exactly the per-document sketches."""
+
+from __future__ import annotations
+
+import pyarrow as pa
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from testdata import DOCUMENT, library_row, licence_texts, sample_corpus, sample_corpus_rows
+
+from shingling.batch import sketch_batch
+
+
+def expected_rows(texts: list[str | None], width: int, k: int) -> list[dict]:
+    return [library_row(text, width, k) for text in texts]
+
+
+def batch_rows(texts: pa.Array | pa.ChunkedArray, width: int, k: int) -> list[dict]:
+    out = sketch_batch(texts, width=width, k=k)
+    assert (
+        len(out.n_words)
+        == len(out.n_shingles)
+        == len(out.sketch)
+        == len(out.text_hash)
+        == len(texts)
+    )
+    return [
+        {"n_words": int(w), "n_shingles": int(n), "sketch": s, "text_hash": h}
+        for w, n, s, h in zip(
+            out.n_words,
+            out.n_shingles,
+            out.sketch.to_pylist(),
+            out.text_hash.to_pylist(),
+            strict=True,
+        )
+    ]
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.lists(DOCUMENT, max_size=25),
+    st.integers(min_value=1, max_value=6),
+    st.integers(min_value=1, max_value=30),
+)
+def test_batch_equals_per_document_sketches(texts: list[str | None], width: int, k: int) -> None:
+    assert batch_rows(pa.array(texts, type=pa.string()), width, k) == expected_rows(texts, width, k)
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.lists(DOCUMENT, min_size=2, max_size=25), st.data())
+def test_sliced_chunked_and_large_string_input_give_the_same(
+    texts: list[str | None], data: st.DataObject
+) -> None:
+    cut = data.draw(st.integers(min_value=1, max_value=len(texts) - 1))
+    expected = expected_rows(texts, 4, 20)
+    array = pa.array(["padding"] + texts, type=pa.large_string()).slice(
+        1
+    )  # an offset into the buffers
+    assert batch_rows(array, 4, 20) == expected
+    chunked = pa.chunked_array(
+        [pa.array(texts[:cut], pa.string()), pa.array(texts[cut:], pa.string())]
+    )
+    assert batch_rows(chunked, 4, 20) == expected
+
+
+def test_null_slots_that_own_bytes_are_still_null() -> None:
+    # Arrow may leave a null slot's bytes in the data buffer; they are not words
+    texts = pa.array(["GNU General Public License", "hidden words here", "version 3"])
+    masked = pa.Array.from_buffers(
+        pa.string(), 3, [pa.array([True, False, True]).buffers()[1], *texts.buffers()[1:]]
+    )
+    assert masked.to_pylist() == ["GNU General Public License", None, "version 3"]
+    assert batch_rows(masked, 4, 20) == expected_rows(masked.to_pylist(), 4, 20)
+
+
+def test_short_documents_have_one_shingle_of_all_their_words() -> None:
+    texts = [
+        "GNU",
+        "GNU General",
+        "GNU General Public",
+        "GNU General Public License",
+        "...",
+        None,
+        "",
+    ]
+    rows = batch_rows(pa.array(texts), 4, 20)
+    assert [r["n_shingles"] for r in rows] == [1, 1, 1, 1, 0, 0, 0]
+    assert [r["n_words"] for r in rows] == [1, 2, 3, 4, 0, 0, 0]
+    assert rows == expected_rows(texts, 4, 20)
+
+
+def test_same_words_same_text_hash() -> None:
+    text = licence_texts()["BSD"]
+    rows = batch_rows(pa.array([text, text.upper().replace(",", " ; "), text + " extra"]), 4, 20)
+    assert rows[0]["text_hash"] == rows[1]["text_hash"] != rows[2]["text_hash"]
+
+
+def test_empty_batch() -> None:
+    assert batch_rows(pa.array([], type=pa.string()), 4, 20) == []
+
+
+@pytest.mark.parametrize(("width", "k"), [(0, 20), (4, 0)])
+def test_width_or_k_below_one_is_refused(width: int, k: int) -> None:
+    with pytest.raises(ValueError, match="at least 1"):
+        sketch_batch(pa.array(["a b"]), width=width, k=k)
+
+
+def test_real_corpus_batch_equals_per_document_sketches() -> None:
+    ids, texts = zip(*sample_corpus(), strict=True)
+    expected = sample_corpus_rows()
+    assert batch_rows(pa.array(texts), 4, 20) == [expected[i] for i in ids]
+
+
+@pytest.mark.parametrize(("width", "k"), [(4, 20), (1, 5), (7, 64), (2, 1)])
+def test_real_licences_batch_equals_per_document_sketches(width: int, k: int) -> None:
+    texts = list(licence_texts().values())
+    assert batch_rows(pa.array(texts), width, k) == expected_rows(texts, width, k)

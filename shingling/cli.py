@@ -185,27 +185,51 @@ def least_matches(threshold: float, k: int, query_size: int) -> int:
     return max(1, math.ceil(threshold * min(k, query_size) - 1e-9))
 
 
-def query_index(reader: IndexReader, query: Sketch, threshold: float) -> list[Match]:
-    """Near-duplicates of a sketch in a persistent index: postings of its hashes, then sketches.
+def rank(m: Match) -> tuple[float, int, Any]:
+    """The order matches are listed in: best estimate first, then most matches, then by id."""
+    return (-m.jaccard, -m.matches, m.doc_id)
 
-    Reads only the postings row groups whose hash range holds one of the query's hashes, and the
-    documents row groups of the candidates that share enough hashes to reach the threshold.
+
+def query_index(
+    reader: IndexReader, query: Sketch, threshold: float, limit: int, batch: int = 256
+) -> list[Match]:
+    """The best ``limit`` near-duplicates of a sketch in a persistent index.
+
+    Reads only the postings row groups whose hash range holds one of the query's hashes, then the
+    sketches of the candidates that share enough hashes to reach the threshold, most matches first,
+    a batch at a time: a candidate with m matches scores at most m / min(k, |S(A)|), so once
+    ``limit`` matches rank above that bound the rest cannot enter the list and are never read
+    (the case of a query with thousands of copies in the index).
     """
     postings = reader.postings(query.hashes)
-    counts = postings.group_by(DOC_ID).aggregate([(HASH, "count")])
+    # value_counts is one hash kernel; a group_by would start Acero's query engine for it
+    tally = pc.value_counts(postings[DOC_ID]).flatten()
+    counts = pa.table({DOC_ID: tally[0], f"{HASH}_count": tally[1]})
     enough = least_matches(threshold, query.k, len(query.hashes))
     counts = counts.filter(pc.greater_equal(counts[f"{HASH}_count"], enough))
-    documents = reader.documents(
-        counts[DOC_ID].to_pylist(), columns=(DOC_ID, "n_shingles", "sketch")
-    )
-    documents = documents.filter(pc.is_valid(documents["sketch"]))
-    return _score(
-        query,
-        documents[DOC_ID].to_pylist(),
-        documents["sketch"].to_pylist(),
-        documents["n_shingles"].to_pylist(),
-        threshold,
-    )
+    counts = counts.sort_by([(f"{HASH}_count", "descending"), (DOC_ID, "ascending")])
+    sample = min(query.k, len(query.hashes))
+    found: list[Match] = []
+    for start in range(0, counts.num_rows, batch):
+        chunk = counts.slice(start, batch)
+        best_m, best_id = chunk[f"{HASH}_count"][0].as_py(), chunk[DOC_ID][0].as_py()
+        if len(found) >= limit:
+            found = sorted(found, key=rank)[:limit]
+            # every candidate left ranks at or below (bound, best_m, best_id); see the docstring
+            if rank(found[-1]) < (-best_m / sample, -best_m, best_id):
+                break
+        documents = reader.documents(
+            chunk[DOC_ID].to_pylist(), columns=(DOC_ID, "n_shingles", "sketch")
+        )
+        documents = documents.filter(pc.is_valid(documents["sketch"]))
+        found += _score(
+            query,
+            documents[DOC_ID].to_pylist(),
+            documents["sketch"].to_pylist(),
+            documents["n_shingles"].to_pylist(),
+            threshold,
+        )
+    return sorted(found, key=rank)[:limit]
 
 
 @dataclass(frozen=True)
@@ -252,15 +276,14 @@ def query(args: argparse.Namespace) -> int:
     except EmptyDocumentError as e:
         raise InputError(f"{args.file}: {e}") from e
     if source.reader is not None:
-        found = query_index(source.reader, wanted, threshold)
+        found = query_index(source.reader, wanted, threshold, args.n)
         stats = source.reader.stats
         read = f"{stats.row_groups_read} of {stats.row_groups_total} row groups read"
     else:
         assert source.documents is not None
         found = query_documents_table(source.documents, wanted, threshold)
         read = "the whole documents table read"
-    found.sort(key=lambda m: (-m.jaccard, -m.matches, str(m.doc_id)))
-    found = found[: args.n]
+    found = sorted(found, key=rank)[: args.n]
     seconds = time.perf_counter() - started
     if args.json:
         print(

@@ -239,24 +239,20 @@ def table(runs: list[Run], quality: dict[str, Quality], text_mb: float) -> str:
         if r.wall is None:
             lines.append(f"| {LABELS[r.name]} | {r.status} |" + " – |" * 10)
             continue
-        vs_floor = (
-            _f(r.wall / floor, 1)
-            if floor and r.name != "scan"
-            else "1.0"
-            if r.name == "scan"
-            else "–"
-        )
+        vs_floor = _f(r.wall / floor, 1) if floor else "–"
         if mllib is None or mllib.wall is None:
             vs_mllib = "–"
         elif mllib.status == "ok":
             vs_mllib = _f(r.wall / mllib.wall, 2)
-        else:  # it did not finish: its time is at least the timeout
-            vs_mllib = f"< {r.wall / mllib.wall:.2f}" if r.name != "mllib" else "–"
-        wall = f"{r.wall:.1f}" if r.status == "ok" else f"> {r.wall:.0f} ({r.status})"
-        rate = text_mb / (r.wall * r.cores)
+        elif mllib.status == "timeout" and r.name != "mllib":  # its time is at least the timeout
+            vs_mllib = f"< {r.wall / mllib.wall:.2f}"
+        else:
+            vs_mllib = "–"
+        wall = {"ok": f"{r.wall:.1f}", "timeout": f"> {r.wall:.0f}"}.get(r.status, f"{r.wall:.1f}")
+        rate = _f(text_mb / (r.wall * r.cores)) if r.status == "ok" else "–"
         lines.append(
             f"| {LABELS[r.name]} | {r.status} | {wall} | {vs_floor} | {vs_mllib} | "
-            f"{_f(r.peak_rss / 2**30 if r.peak_rss else None)} | {rate:.2f} | "
+            f"{_f(r.peak_rss / 2**30 if r.peak_rss else None)} | {rate} | "
             f"{q.reported if q else '–'} | {_f(q.precision_50 if q else None, 3)} | "
             f"{_f(q.recall_80 if q else None, 3)} | {_f(q.recall_50 if q else None, 3)} | "
             f"{_f(q.copies_linked if q else None, 3)} |"
@@ -366,7 +362,8 @@ def bench(args: argparse.Namespace) -> int:
             table(runs, quality, text_mb),
             pipeline_note(runs),
             f"Acceptance curve (share of evaluated pairs of distinct texts reported; "
-            f"{described['pairs_evaluated']:,} pairs evaluated):",
+            f"{described['pairs_evaluated']:,} pairs evaluated; of {described['sampled_pairs']:,} "
+            f"random pairs, {described['sampled_at_or_above_0.5']} at J ≥ 0.5):",
             acceptance_table(quality, described),
             machine_line(before, m),
         )

@@ -220,7 +220,8 @@ def evaluate(
     groups = truth.groups
     n = len(groups.rep)
     by_run = {name: group_pairs(p, groups) for name, p in runs.items()}
-    parts = [group_pairs(planted, groups), random_pairs(groups, sample, seed), *by_run.values()]
+    sampled = random_pairs(groups, sample, seed)
+    parts = [group_pairs(planted, groups), sampled, *by_run.values()]
     codes = np.unique(np.concatenate([_codes(p, n) for p in parts]))
     evaluated = np.stack([codes // n, codes % n], axis=1)
     exact = truth.compute(evaluated)
@@ -231,6 +232,9 @@ def evaluate(
         "pairs_at_or_above_0.8": int(np.count_nonzero(exact >= 0.8)),
         "exact_groups_with_copies": int(len(np.unique(groups.rep[groups.size > 1]))),
         "copies": groups.copies,
+        # random pairs at 0.5 or above: near-duplicates nobody planted (expected: none)
+        "sampled_pairs": len(sampled),
+        "sampled_at_or_above_0.5": int(np.count_nonzero(truth.compute(sampled) >= 0.5)),
         "bin_counts": np.bincount(bin_of, minlength=len(BINS) - 1).tolist(),
     }
     results = {}

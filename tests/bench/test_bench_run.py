@@ -1,0 +1,42 @@
+"""The harness: processes measured and stopped, runners chosen, the table filled in."""
+
+from __future__ import annotations
+
+import sys
+
+import pytest
+
+from bench.run import Run, measure, parse_args, table
+from bench.truth import Quality
+
+
+def test_measure_tells_success_failure_and_timeout_apart(tmp_path) -> None:
+    hold = "import time; x = b'x' * 50_000_000; time.sleep(1)"
+    ok = measure([sys.executable, "-c", hold], tmp_path / "ok.log", 60)
+    assert ok[0] == "ok" and ok[2] > 50_000_000
+    failed = measure([sys.executable, "-c", "raise SystemExit(3)"], tmp_path / "f.log", 60)
+    assert failed[0] == "failed"
+    slow = measure([sys.executable, "-c", "import time; time.sleep(60)"], tmp_path / "t.log", 1)
+    assert slow[0] == "timeout"
+
+
+def test_unknown_runner_is_refused(capsys) -> None:
+    assert parse_args(["--only", "scan,pipeline"]).only == ["scan", "pipeline"]
+    with pytest.raises(SystemExit):
+        parse_args(["--only", "scan,minhash"])
+    assert "minhash" in capsys.readouterr().err
+
+
+def test_table_compares_with_the_floor_and_bounds_a_peer_that_timed_out() -> None:
+    runs = [
+        Run("scan", "ok", wall=10.0, peak_rss=2**30, cores=2),
+        Run("pipeline", "ok", wall=30.0, peak_rss=2**31, cores=2),
+        Run("mllib", "timeout", wall=600.0, peak_rss=2**32, cores=2),
+        Run("datasketch", "skipped"),
+    ]
+    q = Quality(10, 1.0, 0.9, 0.8, 1.0, [None] * 10)
+    rows = table(runs, {"pipeline": q}, text_mb=100.0).splitlines()[2:]
+    pipeline = [c.strip() for c in rows[1].split("|")[1:-1]]
+    assert pipeline[2:7] == ["30.0", "3.0", "< 0.05", "2.00", "1.67"]
+    assert pipeline[7:] == ["10", "1.000", "0.900", "0.800", "1.000"]
+    assert "> 600" in rows[2] and rows[3].count("–") == 10

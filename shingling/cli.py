@@ -606,7 +606,10 @@ def report(args: argparse.Namespace) -> int:
     output = Path(args.output)
     if not (output / "summary.json").is_file():
         raise InputError(f"no run summary at {output / 'summary.json'}")
-    print(write_report(output, corpus=args.corpus, path=args.to))
+    try:
+        print(write_report(output, corpus=args.corpus, path=args.to, clusters=args.clusters))
+    except FileNotFoundError as e:
+        raise InputError(str(e)) from e
     return EXIT_OK
 
 
@@ -689,6 +692,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("output", help="a run's output directory (holding summary.json)")
     p.add_argument("--corpus", help="the corpus, for excerpts (default: the run's input)")
     p.add_argument("--to", help="write here instead of OUT/report.html")
+    p.add_argument(
+        "--clusters", help="a clusters table, e.g. DEDUP_OUT/clusters (default: OUT/dedup/clusters)"
+    )
     p.set_defaults(handler=report)
     return parser
 

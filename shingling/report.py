@@ -7,11 +7,13 @@ From Python (a job at the end of a run, or a notebook)::
     from shingling.report import write_report
     write_report("out/sample")      # returns the path of report.html
 
-The page reads ``OUT/summary.json``, ``OUT/pairs/`` and, when a dedup run wrote it,
-``OUT/dedup/clusters/`` (doc_id, cluster_id, cluster_size); without clusters it shows the groups of
-exact duplicates found in the pair table. Excerpts of the largest clusters come from the corpus the
-run read (its path is in the summary). The plots are inline SVG drawn here, so the page needs no
-script, no network and no plotting library; every piece of text from the data is HTML-escaped.
+The page reads ``OUT/summary.json``, ``OUT/pairs/`` and a clusters table (doc_id, cluster_id,
+cluster_size) when one is given or found at ``OUT/dedup/clusters/`` (jobs/dedup.py writes
+``clusters/`` under its own output: pass ``clusters=DEDUP_OUT/clusters``); without clusters it shows
+the groups of exact duplicates found in the pair table. Excerpts of the largest clusters come from
+the corpus the run read (its path is in the summary). The plots are inline SVG drawn here, so the
+page needs no script, no network and no plotting library; every piece of text from the data is
+HTML-escaped.
 """
 
 from __future__ import annotations
@@ -244,12 +246,16 @@ def _with_excerpts(
     return shown, None
 
 
-def load_run(output: str | Path, corpus: str | None = None) -> RunData:
+def load_run(
+    output: str | Path, corpus: str | None = None, clusters: str | Path | None = None
+) -> RunData:
     """Read what the report shows from a run's output directory.
 
     Args:
         output: the run's output directory (holding summary.json and pairs/).
         corpus: the corpus, for excerpts; by default the input path recorded in the summary.
+        clusters: a clusters table (doc_id, cluster_id, cluster_size); by default
+            ``output/dedup/clusters`` when it exists.
 
     Raises:
         FileNotFoundError: there is no summary.json in ``output``.
@@ -268,10 +274,12 @@ def load_run(output: str | Path, corpus: str | None = None) -> RunData:
         )
     exact_mask = pairs["exact_duplicate"].to_numpy(zero_copy_only=False).astype(bool)
     jaccard = pairs["jaccard"].to_numpy(zero_copy_only=False)
-    clusters = _read_table(out / CLUSTERS_PATH)
-    if clusters is not None:
+    table = _read_table(Path(clusters) if clusters is not None else out / CLUSTERS_PATH)
+    if clusters is not None and table is None:
+        raise FileNotFoundError(f"no clusters table at {clusters}")
+    if table is not None:
         kind = "near-duplicate clusters"
-        sizes, largest = dedup_clusters(clusters)
+        sizes, largest = dedup_clusters(table)
     else:
         kind = "exact-duplicate groups"
         sizes, largest = exact_groups(pairs.select(["doc_a", "doc_b", "exact_duplicate"]))
@@ -606,7 +614,10 @@ def render(run: RunData) -> str:
 
 
 def write_report(
-    output: str | Path, corpus: str | None = None, path: str | Path | None = None
+    output: str | Path,
+    corpus: str | None = None,
+    path: str | Path | None = None,
+    clusters: str | Path | None = None,
 ) -> Path:
     """Render the report of the run in ``output`` and write it (by default to OUT/report.html).
 
@@ -614,12 +625,13 @@ def write_report(
         output: the run's output directory.
         corpus: the corpus for excerpts; by default the input path in the summary.
         path: where to write; by default ``output/report.html``.
+        clusters: a clusters table; by default ``output/dedup/clusters`` when it exists.
 
     Returns:
         The path written.
     """
     target = Path(path) if path is not None else Path(output) / REPORT_NAME
-    page = render(load_run(output, corpus))
+    page = render(load_run(output, corpus, clusters))
     # written aside and renamed, so a reader never sees half a page
     partial = target.with_name(f".{target.name}.partial")
     partial.write_text(page, encoding="utf-8")

@@ -18,7 +18,7 @@ import sys
 import textwrap
 import time
 import tomllib
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -33,6 +33,7 @@ from shingling.index import (
     DOC_ID,
     HASH,
     MANIFEST,
+    POSTINGS,
     IndexFormatError,
     IndexReader,
     open_index,
@@ -191,33 +192,77 @@ def rank(m: Match) -> tuple[float, int, Any]:
     return (-m.jaccard, -m.matches, m.doc_id)
 
 
+def posting_bounds(reader: IndexReader, hashes: Sequence[int]) -> np.ndarray:
+    """For each hash, an upper bound on its postings: the rows of the row groups that can hold it.
+
+    From the postings files' footers only (min/max statistics of each row group), nothing read.
+    """
+    wanted = np.array(hashes, dtype=np.int64)
+    bounds = np.zeros(len(wanted), dtype=np.int64)
+    # the reader keeps each file's footer; without that API every hash counts as equally common
+    files = getattr(reader, "_table_files", None)
+    if files is None:
+        return bounds
+    for f in files(POSTINGS):
+        meta = f.metadata
+        column = meta.schema.to_arrow_schema().get_field_index(HASH)
+        for i in range(meta.num_row_groups):
+            group = meta.row_group(i)
+            stats = group.column(column).statistics
+            if stats is None or not stats.has_min_max:
+                bounds += group.num_rows
+            else:
+                bounds += np.where((wanted >= stats.min) & (wanted <= stats.max), group.num_rows, 0)
+    return bounds
+
+
+def hot_hashes(bounds: np.ndarray, most: int) -> np.ndarray:
+    """Positions of the ``most`` hottest hashes among those whose postings may span more than
+    four times the rows of the rarest one's (a hash in a few row groups is not worth leaving out).
+
+    >>> hot_hashes(np.array([10, 10, 500, 12, 90, 0]), 2).tolist()
+    [2, 4]
+    """
+    present = bounds[bounds > 0]
+    if most <= 0 or len(present) == 0:
+        return np.zeros(0, dtype=np.int64)
+    hot = np.flatnonzero(bounds > 4 * present.min())
+    return hot[np.argsort(-bounds[hot], kind="stable")][:most]
+
+
 def query_index(
-    reader: IndexReader, query: Sketch, threshold: float, limit: int, batch: int = 256
+    reader: IndexReader, query: Sketch, threshold: float, limit: int, batch: int = 64
 ) -> list[Match]:
     """The best ``limit`` near-duplicates of a sketch in a persistent index.
 
-    Reads only the postings row groups whose hash range holds one of the query's hashes, then the
-    sketches of the candidates that share enough hashes to reach the threshold, most matches first,
-    a batch at a time: a candidate with m matches scores at most m / min(k, |S(A)|), so once
-    ``limit`` matches rank above that bound the rest cannot enter the list and are never read
-    (the case of a query with thousands of copies in the index).
+    1. Postings: only the row groups whose hash range holds one of the query's hashes. A document
+       must share ``enough`` hashes to reach the threshold, so up to enough - 1 of the hottest
+       hashes (boilerplate, exact copies: long posting lists) could be left unread: a document that
+       passes still shares one of the others (prefix filtering, as in the job's pair stage).
+    2. Sketches of the candidates, most shared hashes first, a batch at a time: a candidate with at
+       most m matches scores at most m / min(k, |S(A)|), so once ``limit`` matches rank above that
+       bound the rest cannot enter the list and are never read.
     """
-    postings = reader.postings(query.hashes)
+    enough = least_matches(threshold, query.k, len(query.hashes))
+    hashes = np.array(query.hashes, dtype=np.int64)
+    # each hash left unread loosens the filter on the candidates (and the bound that stops reading
+    # them) by one match: leave out at most half of what the threshold allows
+    skipped = hot_hashes(posting_bounds(reader, query.hashes), (enough - 1) // 2)
+    postings = reader.postings(np.delete(hashes, skipped).tolist())
     # value_counts is one hash kernel; a group_by would start Acero's query engine for it
     tally = pc.value_counts(postings[DOC_ID]).flatten()
-    counts = pa.table({DOC_ID: tally[0], f"{HASH}_count": tally[1]})
-    enough = least_matches(threshold, query.k, len(query.hashes))
-    counts = counts.filter(pc.greater_equal(counts[f"{HASH}_count"], enough))
-    counts = counts.sort_by([(f"{HASH}_count", "descending"), (DOC_ID, "ascending")])
+    counts = pa.table({DOC_ID: tally[0], "seen": tally[1]})
+    counts = counts.filter(pc.greater_equal(counts["seen"], enough - len(skipped)))
+    counts = counts.sort_by([("seen", "descending"), (DOC_ID, "ascending")])
     sample = min(query.k, len(query.hashes))
     found: list[Match] = []
     for start in range(0, counts.num_rows, batch):
         chunk = counts.slice(start, batch)
-        best_m, best_id = chunk[f"{HASH}_count"][0].as_py(), chunk[DOC_ID][0].as_py()
+        # the most matches any candidate left can have: those seen plus every unread hash
+        most = chunk["seen"][0].as_py() + len(skipped)
         if len(found) >= limit:
             found = sorted(found, key=rank)[:limit]
-            # every candidate left ranks at or below (bound, best_m, best_id); see the docstring
-            if rank(found[-1]) < (-best_m / sample, -best_m, best_id):
+            if rank(found[-1]) < (-min(most, sample) / sample, -most, chunk[DOC_ID][0].as_py()):
                 break
         documents = reader.documents(
             chunk[DOC_ID].to_pylist(), columns=(DOC_ID, "n_shingles", "sketch")

@@ -18,7 +18,15 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
 
-from shingling.cli import candidate_rows, distinct_pairs, explain_texts, main
+from shingling.cli import (
+    candidate_rows,
+    distinct_pairs,
+    explain_texts,
+    hot_hashes,
+    main,
+    posting_bounds,
+    query_index,
+)
 from shingling.estimators import jaccard, matches
 from shingling.hashing import shingle_hash, word_hash, xxhash64
 from shingling.index import open_index
@@ -156,6 +164,16 @@ def index(
     return root
 
 
+@pytest.fixture(scope="module")
+def index_tiny_groups(
+    tmp_path_factory: pytest.TempPathFactory, rows: list[dict[str, Any]], library: dict[str, Sketch]
+) -> Path:
+    """Row groups of 4 postings: common hashes span many, so queries leave some unread."""
+    root = tmp_path_factory.mktemp("index") / "index"
+    write_index(root, documents_table(rows, library), row_group=4)
+    return root
+
+
 def run_json(capsys: pytest.CaptureFixture[str], argv: list[str]) -> dict[str, Any]:
     assert main(argv) == 0
     return json.loads(capsys.readouterr().out)
@@ -165,7 +183,7 @@ def run_json(capsys: pytest.CaptureFixture[str], argv: list[str]) -> dict[str, A
 # query
 
 
-@pytest.mark.parametrize("where", ["run_output", "index"])
+@pytest.mark.parametrize("where", ["run_output", "index", "index_tiny_groups"])
 @pytest.mark.parametrize("threshold", [0.0, 0.3, 0.6])
 def test_query_finds_exactly_what_comparing_every_sketch_finds(
     where: str,
@@ -195,7 +213,34 @@ def test_query_finds_exactly_what_comparing_every_sketch_finds(
         )
         expected = brute_force(sketch(text), library, threshold)
         assert {m["doc_id"]: (m["matches"], m["jaccard"]) for m in got["matches"]} == expected
-        assert got["kind"] == ("index" if where == "index" else "run")
+        assert got["kind"] == ("run" if where == "run_output" else "index")
+
+
+@pytest.mark.parametrize("where", ["index", "index_tiny_groups"])
+def test_the_best_few_are_the_best_of_all_though_reading_stops_early(
+    where: str,
+    request: pytest.FixtureRequest,
+    rows: list[dict[str, Any]],
+    library: dict[str, Sketch],
+) -> None:
+    path = request.getfixturevalue(where)
+    for source in rows[5::30]:
+        q = sketch(drop_last_paragraph(source["text"]))
+        everything = brute_force(q, library, 0.0)
+        best = sorted(everything, key=lambda d: (-everything[d][1], -everything[d][0], d))[:3]
+        got = query_index(open_index(str(path)), q, 0.0, limit=3, batch=2)
+        assert [m.doc_id for m in got] == best
+        assert [(m.matches, m.jaccard) for m in got] == [everything[d] for d in best]
+
+
+def test_tiny_row_groups_make_queries_leave_hot_hashes_unread(
+    index_tiny_groups: Path, rows: list[dict[str, Any]]
+) -> None:
+    reader = open_index(str(index_tiny_groups))
+    left_out = [
+        len(hot_hashes(posting_bounds(reader, sketch(r["text"]).hashes), 5)) for r in rows[::40]
+    ]
+    assert any(left_out)  # so the brute-force comparison above covers that path
 
 
 def test_query_on_an_index_reads_only_some_row_groups(

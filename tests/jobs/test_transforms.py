@@ -1,0 +1,241 @@
+"""jobs.transforms: the pure DataFrame steps of the pair stage, on literal frames and real text."""
+
+from __future__ import annotations
+
+import pytest
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql.types import StringType
+from pyspark.testing import assertDataFrameEqual
+from testdata import sample_corpus
+
+from jobs.schemas import (
+    A_IN_B,
+    B_IN_A,
+    CONTAINMENT_A,
+    CONTAINMENT_B,
+    DOC_A,
+    DOC_B,
+    DOC_ID,
+    EXACT,
+    JACCARD,
+    MATCHES,
+    N_SHINGLES,
+    NEAR_DUPLICATE,
+    RELATION,
+    SHINGLES_A,
+    SHINGLES_B,
+    SKETCH,
+    TEXT,
+    documents_schema,
+)
+from jobs.transforms import (
+    GROUP,
+    GROUP_SIZE,
+    HASH,
+    bottom_k_part,
+    candidate_pairs,
+    exact_groups,
+    expand_groups,
+    prefix_rows,
+    representatives,
+    score_pairs,
+    sketch_documents,
+    sketched_only,
+)
+from shingling.estimators import jaccard, matches
+from shingling.sketch import Sketch
+
+K = 20
+
+
+def documents(spark: SparkSession, rows: list[tuple]) -> DataFrame:
+    """A documents table of sketched (doc_id, n_words, n_shingles, sketch, text_hash) rows."""
+    return spark.createDataFrame([(*r, None) for r in rows], documents_schema(StringType()))
+
+
+@pytest.fixture(scope="module")
+def sample_reps(spark: SparkSession) -> DataFrame:
+    """The representatives of the sample corpus' exact-duplicate groups, bottom-k part."""
+    corpus = spark.createDataFrame(list(sample_corpus()), f"{DOC_ID} string, {TEXT} string")
+    docs = corpus.transform(sketch_documents, width=4, k=K)
+    reps = docs.transform(sketched_only).transform(exact_groups).transform(representatives)
+    return reps.transform(bottom_k_part, k=K).cache()
+
+
+def test_exact_groups_are_same_text_hash_and_word_count(spark: SparkSession) -> None:
+    docs = documents(
+        spark,
+        [
+            ("b", 3, 1, [5], 100),
+            ("a", 3, 1, [5], 100),
+            ("c", 3, 1, [5], 100),
+            ("d", 4, 1, [6], 100),  # same text hash, other word count: another text
+            ("e", 2, 1, [7], 200),
+        ],
+    )
+    got = docs.transform(exact_groups).select(DOC_ID, GROUP, GROUP_SIZE)
+    expected = spark.createDataFrame(
+        [("a", "a", 3), ("b", "a", 3), ("c", "a", 3), ("d", "d", 1), ("e", "e", 1)],
+        f"{DOC_ID} string, {GROUP} string, {GROUP_SIZE} long",
+    )
+    assertDataFrameEqual(got, expected, checkRowOrder=False)
+    reps = docs.transform(exact_groups).transform(representatives).select(DOC_ID)
+    assertDataFrameEqual(reps, spark.createDataFrame([("a",), ("d",), ("e",)], f"{DOC_ID} string"))
+
+
+def test_candidate_pairs_are_distinct_ordered_pairs_sharing_a_hash(spark: SparkSession) -> None:
+    prefixes = spark.createDataFrame(
+        [("x", 1), ("y", 1), ("z", 1), ("x", 2), ("y", 2), ("w", 3)],
+        f"{DOC_ID} string, {HASH} long",
+    )
+    expected = spark.createDataFrame(
+        [("x", "y"), ("x", "z"), ("y", "z")], f"{DOC_A} string, {DOC_B} string"
+    )
+    assertDataFrameEqual(candidate_pairs(prefixes), expected)
+
+
+def test_candidate_pairs_star_a_hot_posting(spark: SparkSession) -> None:
+    # hash 1 is in 4 prefixes, over max_posting = 3: its documents pair with the smallest only
+    prefixes = spark.createDataFrame(
+        [("p", 1), ("q", 1), ("r", 1), ("s", 1), ("r", 2), ("s", 2)],
+        f"{DOC_ID} string, {HASH} long",
+    )
+    expected = spark.createDataFrame(
+        [("p", "q"), ("p", "r"), ("p", "s"), ("r", "s")], f"{DOC_A} string, {DOC_B} string"
+    )
+    assertDataFrameEqual(candidate_pairs(prefixes, max_posting=3), expected)
+
+
+def naive_candidates(reps: DataFrame) -> DataFrame:
+    """Every pair of representatives sharing any sketch hash: the join prefix filtering avoids."""
+    exploded = reps.select(DOC_ID, F.explode(SKETCH).alias(HASH))
+    return candidate_pairs(exploded)
+
+
+@pytest.mark.parametrize("threshold", [0.3, 0.9])
+def test_prefix_filtering_loses_no_pair_on_the_sample_corpus(
+    spark: SparkSession, sample_reps: DataFrame, threshold: float
+) -> None:
+    def passing(candidates: DataFrame) -> DataFrame:
+        scored = score_pairs(candidates, sample_reps, k=K, threshold=threshold)
+        return scored.where(F.col(JACCARD) >= threshold).select(DOC_A, DOC_B, MATCHES, JACCARD)
+
+    filtered = candidate_pairs(prefix_rows(sample_reps, threshold=threshold))
+    expected = passing(naive_candidates(sample_reps))
+    assert expected.count() >= 10
+    assertDataFrameEqual(passing(filtered), expected)
+    # and it is a filter: fewer candidates than the naive join
+    assert filtered.count() < naive_candidates(sample_reps).count()
+
+
+def test_score_pairs_equals_the_library_estimators(
+    spark: SparkSession, sample_reps: DataFrame
+) -> None:
+    scored = score_pairs(naive_candidates(sample_reps), sample_reps, k=K, threshold=0.6).collect()
+    sketches = {
+        r[DOC_ID]: Sketch(tuple(r[SKETCH]), n_shingles=r[N_SHINGLES], width=4, k=K)
+        for r in sample_reps.collect()
+    }
+    assert len(scored) > 1000
+    for row in scored:
+        a, b = sketches[row[DOC_A]], sketches[row[DOC_B]]
+        assert row[MATCHES] == matches(a, b)
+        assert row[JACCARD] == jaccard(a, b)
+        assert (row[SHINGLES_A], row[SHINGLES_B]) == (a.n_shingles, b.n_shingles)
+        assert row[RELATION] == (NEAR_DUPLICATE if jaccard(a, b) >= 0.6 else None)
+
+
+def test_score_pairs_of_short_documents(spark: SparkSession) -> None:
+    reps = spark.createDataFrame(
+        [("a", 3, [1, 2, 3]), ("b", 3, [2, 3, 4]), ("c", 30, list(range(-5, 15)))],
+        f"{DOC_ID} string, {N_SHINGLES} long, {SKETCH} array<bigint>",
+    )
+    pairs = spark.createDataFrame([("a", "b"), ("a", "c")], f"{DOC_A} string, {DOC_B} string")
+    got = {
+        (r[DOC_A], r[DOC_B]): (r[MATCHES], r[JACCARD])
+        for r in score_pairs(pairs, reps, k=K).collect()
+    }
+    sk = {
+        "a": Sketch((1, 2, 3), 3, 4, K),
+        "b": Sketch((2, 3, 4), 3, 4, K),
+        "c": Sketch(tuple(range(-5, 15)), 30, 4, K),
+    }
+    assert got == {
+        ("a", "b"): (2, jaccard(sk["a"], sk["b"])),
+        ("a", "c"): (3, jaccard(sk["a"], sk["c"])),
+    }
+    assert got[("a", "b")][1] == 0.5  # two whole sets: exactly |{2, 3}| / |{1, 2, 3, 4}|
+
+
+# --- expand_groups --------------------------------------------------------------------------------
+
+GROUPED = (
+    f"{DOC_ID} string, {N_SHINGLES} long, {SKETCH} array<bigint>, {GROUP} string, {GROUP_SIZE} long"
+)
+PAIRS = (
+    f"{DOC_A} string, {DOC_B} string, {MATCHES} int, {JACCARD} double, {CONTAINMENT_A} double, "
+    f"{CONTAINMENT_B} double, {SHINGLES_A} long, {SHINGLES_B} long, {RELATION} string"
+)
+OUT = PAIRS.replace(f", {RELATION} string", f", {EXACT} boolean, {RELATION} string")
+
+
+def grouped_frame(spark: SparkSession) -> DataFrame:
+    # group "a": a, c, e (same text); group "b": b, d; group "f": f alone
+    rows = [
+        ("a", 10, [1, 2], "a", 3),
+        ("c", 10, [1, 2], "a", 3),
+        ("e", 10, [1, 2], "a", 3),
+        ("b", 12, [1, 3], "b", 2),
+        ("d", 12, [1, 3], "b", 2),
+        ("f", 7, [9], "f", 1),
+    ]
+    return spark.createDataFrame(rows, GROUPED)
+
+
+def rep_pairs(spark: SparkSession) -> DataFrame:
+    return spark.createDataFrame(
+        [
+            ("a", "b", 1, 0.7, 0.6, 0.5, 10, 12, A_IN_B),
+            ("b", "f", 0, 0.65, 0.1, 0.2, 12, 7, NEAR_DUPLICATE),
+        ],
+        PAIRS,
+    )
+
+
+def test_expand_groups_below_max_exact_group_pairs_every_member(spark: SparkSession) -> None:
+    got = expand_groups(rep_pairs(spark), grouped_frame(spark), max_exact_group=3)
+    near = [
+        # members of a x members of b; c > b swaps the sides, and the relation with them
+        ("a", "b", 1, 0.7, 0.6, 0.5, 10, 12, False, A_IN_B),
+        ("a", "d", 1, 0.7, 0.6, 0.5, 10, 12, False, A_IN_B),
+        ("b", "c", 1, 0.7, 0.5, 0.6, 12, 10, False, B_IN_A),
+        ("c", "d", 1, 0.7, 0.6, 0.5, 10, 12, False, A_IN_B),
+        ("b", "e", 1, 0.7, 0.5, 0.6, 12, 10, False, B_IN_A),
+        ("d", "e", 1, 0.7, 0.5, 0.6, 12, 10, False, B_IN_A),
+        ("b", "f", 0, 0.65, 0.1, 0.2, 12, 7, False, NEAR_DUPLICATE),
+        ("d", "f", 0, 0.65, 0.1, 0.2, 12, 7, False, NEAR_DUPLICATE),
+    ]
+    exact = [
+        (x, y, 2, 1.0, 1.0, 1.0, n, n, True, NEAR_DUPLICATE)
+        for x, y, n in [("a", "c", 10), ("a", "e", 10), ("c", "e", 10), ("b", "d", 12)]
+    ]
+    assertDataFrameEqual(got, spark.createDataFrame(near + exact, OUT))
+
+
+def test_expand_groups_above_max_exact_group_pairs_members_with_their_representative(
+    spark: SparkSession,
+) -> None:
+    # group a (3 members) is over max_exact_group = 2: only a stands for it; b (2) is not
+    got = expand_groups(rep_pairs(spark), grouped_frame(spark), max_exact_group=2)
+    near = [
+        ("a", "b", 1, 0.7, 0.6, 0.5, 10, 12, False, A_IN_B),
+        ("a", "d", 1, 0.7, 0.6, 0.5, 10, 12, False, A_IN_B),
+        ("b", "f", 0, 0.65, 0.1, 0.2, 12, 7, False, NEAR_DUPLICATE),
+        ("d", "f", 0, 0.65, 0.1, 0.2, 12, 7, False, NEAR_DUPLICATE),
+    ]
+    exact = [
+        (x, y, 2, 1.0, 1.0, 1.0, n, n, True, NEAR_DUPLICATE)
+        for x, y, n in [("a", "c", 10), ("a", "e", 10), ("b", "d", 12)]
+    ]
+    assertDataFrameEqual(got, spark.createDataFrame(near + exact, OUT))

@@ -51,7 +51,8 @@ def sample_run(tmp_path_factory: pytest.TempPathFactory, spark: SparkSession) ->
     return out
 
 
-    assert {p.name for p in sample_run.iterdir()} >= {"documents", "pairs", "summary.json", "config.toml"}
+    expected = {"documents", "pairs", "summary.json", "config.toml"}
+    assert {p.name for p in sample_run.iterdir()} >= expected
 
 
 def test_outputs_exist_and_nothing_is_left_aside(sample_run: Path) -> None:

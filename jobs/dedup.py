@@ -1,0 +1,344 @@
+"""From a run's pairs to decisions: duplicate clusters and a deduplicated corpus.
+
+    spark-submit --properties-file conf/spark-local.conf --py-files dist/shingling.zip \\
+        jobs/dedup.py --input corpus.parquet --run out/ --output dedup/ [--config conf/x.toml] \\
+        [--set dedup.keep=smallest_id] [--overwrite]
+
+``--run`` is the output of jobs/near_duplicates.py on the same corpus; its [input], [sketch] and
+[pairs] settings are taken from its config.toml. Writes, atomically (all or nothing) under
+``--output``:
+
+- ``clusters/``: (doc_id, cluster_id, cluster_size) for every document linked to another;
+- ``removed/``: each removed document, the kept document it duplicates and the pair that linked it;
+- ``corpus/``: the input without the removed documents, same columns;
+- ``verified/``: with [verify] enabled, the verified pairs and their exact Jaccard;
+- ``summary.json``: the run summary; ``config.toml``: the resolved config.
+
+Every table is hash-partitioned (spark.sql.shuffle.partitions parts) and sorted on its key, so the
+same input, config and Spark settings give the same files byte for byte.
+
+Exit codes: 0 done, 1 internal failure (or clusters not converged), 2 bad arguments or config,
+3 bad input, 4 output exists.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+import time
+import tomllib
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from pyspark.sql import Column, DataFrame, SparkSession
+from pyspark.sql import functions as F
+
+from jobs import config as config_module
+from jobs.clusters import CLUSTER_ID, CLUSTER_SIZE, connected_components
+from jobs.errors import BadInputError, ConfigError, ExitCode, ShinglingError
+from jobs.io import AtomicOutput, path_exists, read_corpus
+from jobs.keep import (
+    choose_kept,
+    deduplicated_corpus,
+    keep_key,
+    keep_keys,
+    removed_documents,
+)
+from jobs.schemas import DOC_A, DOC_B, DOC_ID, EXACT
+from jobs.session import get_session
+from jobs.verify import (
+    decided_pairs,
+    exact_scores,
+    near_cut,
+    verification_summary,
+    with_texts,
+)
+
+log = logging.getLogger("shingling")
+
+# The sections that describe how the run's pairs were made: they come from the run, not from here.
+RUN_SECTIONS = ("input", "sketch", "pairs")
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        prog="dedup",
+        description="Cluster a run's near-duplicate pairs and write a deduplicated corpus.",
+    )
+    parser.add_argument("--input", required=True, help="Parquet file or directory of the corpus")
+    parser.add_argument("--run", required=True, help="output directory of jobs/near_duplicates.py")
+    parser.add_argument("--output", required=True, help="output directory (written atomically)")
+    parser.add_argument("--config", help="TOML file with settings over conf/default.toml")
+    parser.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="SECTION.KEY=VALUE",
+        help="override one setting",
+    )
+    parser.add_argument("--overwrite", action="store_true", help="replace an existing output")
+    return parser.parse_args(argv)
+
+
+def _toml_value(value: Any) -> str:
+    """A setting's value written as TOML, for a section.key=value override."""
+    if isinstance(value, bool):
+        return str(value).lower()
+    return json.dumps(value) if isinstance(value, str) else repr(value)
+
+
+def run_settings(run_config: dict[str, Any]) -> list[str]:
+    """The run's [input], [sketch] and [pairs] settings as section.key=value overrides.
+
+    >>> run_settings({"pairs": {"threshold": 0.7}, "spark": {"x": "1"}})
+    ['pairs.threshold=0.7']
+    """
+    return [
+        f"{section}.{key}={_toml_value(value)}"
+        for section in RUN_SECTIONS
+        for key, value in run_config.get(section, {}).items()
+    ]
+
+
+def check_not_overriding_run(
+    config_path: str | None, overrides: list[str], run_config: dict[str, Any]
+) -> None:
+    """Refuse settings of the run's own sections that differ from the run's: they cannot apply."""
+    given: dict[str, Any] = {}
+    if config_path is not None and Path(config_path).is_file():
+        try:
+            user = tomllib.loads(Path(config_path).read_text(encoding="utf-8"))
+        except tomllib.TOMLDecodeError:
+            user = {}  # config.load reports it
+        for section in RUN_SECTIONS:
+            for key, value in user.get(section, {}).items():
+                given[f"{section}.{key}"] = value
+    for item in overrides:
+        name = item.partition("=")[0].strip()
+        if name.partition(".")[0] in RUN_SECTIONS:
+            given[name] = config_module._parse_override(item)[2]
+    for name, value in given.items():
+        section, _, key = name.partition(".")
+        if run_config.get(section, {}).get(key, value) != value:
+            raise ConfigError(
+                f"{name} = {value!r} differs from the run's {run_config[section][key]!r}: [input],"
+                " [sketch] and [pairs] come from the run's config.toml;"
+                " rerun near_duplicates to change them"
+            )
+
+
+def read_text_file(spark: SparkSession, path: str) -> str:
+    """A small text file's content, through Spark (so any file system works)."""
+    row = spark.read.text(path, wholetext=True).first()
+    return "" if row is None else str(row[0])
+
+
+def read_run_config(spark: SparkSession, run_path: str) -> dict[str, Any]:
+    """The run's config.toml, parsed; BadInputError if the run is incomplete."""
+    run_path = run_path.rstrip("/")
+    for part in ("pairs", "config.toml"):
+        if not path_exists(spark, f"{run_path}/{part}"):
+            raise BadInputError(
+                f"{run_path}/{part} does not exist:"
+                " --run must be the output of jobs/near_duplicates.py"
+            )
+    try:
+        return tomllib.loads(read_text_file(spark, f"{run_path}/config.toml"))
+    except tomllib.TOMLDecodeError as e:
+        raise BadInputError(f"{run_path}/config.toml is not valid TOML: {e}") from e
+
+
+_COALESCE = "spark.sql.adaptive.coalescePartitions.enabled"
+
+
+def write_sorted(df: DataFrame, path: str, keys: list[str | Column], *, partitions: int) -> None:
+    """Write hash-partitioned on the first key and sorted by all: same rows, same files, same bytes.
+
+    Adaptive execution would merge small partitions by their shuffled bytes, which vary with the
+    order rows arrive in; it is off for these writes so each row's file depends on its key alone.
+    """
+    spark = df.sparkSession
+    previous = spark.conf.get(_COALESCE, "true") or "true"
+    spark.conf.set(_COALESCE, "false")
+    try:
+        df.repartition(partitions, keys[0]).sortWithinPartitions(*keys).write.parquet(path)
+    finally:
+        spark.conf.set(_COALESCE, previous)
+
+
+def check_documents_present(clusters: DataFrame, corpus: DataFrame, *, id_column: str) -> None:
+    """Refuse a corpus that lacks documents of the run's pairs: it is not the run's corpus."""
+    ids = corpus.select(corpus[id_column].alias(DOC_ID))
+    missing = [
+        r[DOC_ID]
+        for r in clusters.join(ids, DOC_ID, "left_anti").orderBy(DOC_ID).limit(5).collect()
+    ]
+    if missing:
+        raise BadInputError(
+            "documents of the run's pairs are not in the corpus (is --input the corpus of --run?);"
+            f" missing ids include {', '.join(map(repr, missing))}"
+        )
+
+
+def count_clusters(clusters: DataFrame) -> dict[str, Any]:
+    """Clusters, documents in them and the largest: one aggregate over the written table."""
+    row = clusters.agg(
+        F.count(F.lit(1)).alias("documents"),
+        F.countDistinct(CLUSTER_ID).alias("clusters"),
+        F.max(CLUSTER_SIZE).alias("largest"),
+    ).first()
+    assert row is not None
+    return {
+        "clusters": int(row["clusters"]),
+        "documents_in_clusters": int(row["documents"]),
+        "largest_cluster": int(row["largest"] or 0),
+    }
+
+
+def run(
+    spark: SparkSession, cfg: config_module.Config, input_path: str, run_path: str, output_path: str
+) -> dict[str, Any]:
+    """Read the run and the corpus, verify, cluster, choose, write; returns the run summary."""
+    started = time.monotonic()
+    run_path = run_path.rstrip("/")
+    cut = max(cfg.clusters.min_jaccard, cfg.pairs.threshold)
+    summary: dict[str, Any] = {
+        "job": "dedup",
+        "input": input_path,
+        "run": run_path,
+        "output": output_path,
+        "started_at": datetime.now(UTC).isoformat(timespec="seconds"),
+        "cut": cut,
+    }
+    seconds: dict[str, float] = {}
+    partitions = int(spark.conf.get("spark.sql.shuffle.partitions") or "200")
+    id_column, text_column = cfg.input.id_column, cfg.input.text_column
+    out = AtomicOutput(spark, output_path, overwrite=cfg.output.overwrite)
+    try:
+        texts = read_corpus(spark, input_path, id_column=id_column, text_column=text_column)
+        corpus = spark.read.parquet(input_path)
+        pairs = spark.read.parquet(f"{run_path}/pairs")
+        if pairs.schema[DOC_A].dataType != texts.schema[DOC_ID].dataType:
+            raise BadInputError(
+                f"the run's ids are {pairs.schema[DOC_A].dataType.simpleString()}, the corpus's"
+                f" {id_column!r} is {texts.schema[DOC_ID].dataType.simpleString()}:"
+                " not the run's corpus"
+            )
+        key = keep_key(corpus, keep=cfg.dedup.keep, text_column=text_column)
+
+        verified = None
+        if cfg.verify.enabled:
+            stage = time.monotonic()
+            log.info("verifying pairs within %.3f of the cut %.3f", cfg.verify.margin, cut)
+            to_verify = near_cut(pairs, cut=cut, margin=cfg.verify.margin)
+            write_sorted(
+                to_verify.transform(with_texts, texts).transform(
+                    exact_scores, width=cfg.sketch.width, unit=cfg.sketch.unit
+                ),
+                out.table("verified"),
+                [DOC_A, DOC_B],
+                partitions=partitions,
+            )
+            verified = spark.read.parquet(out.table("verified"))
+            summary["verify"] = {
+                "margin": cfg.verify.margin,
+                **verification_summary(verified, cut=cut),
+            }
+            seconds["verify"] = time.monotonic() - stage
+
+        stage = time.monotonic()
+        log.info("clustering pairs with jaccard >= %.3f", cut)
+        linking = decided_pairs(pairs, verified, cut=cut).localCheckpoint(eager=True)
+        components = connected_components(linking, max_rounds=cfg.clusters.max_rounds)
+        write_sorted(
+            components.clusters, out.table("clusters"), [CLUSTER_ID, DOC_ID], partitions=partitions
+        )
+        clusters = spark.read.parquet(out.table("clusters"))
+        summary["clusters"] = {"rounds": components.rounds, **count_clusters(clusters)}
+        check_documents_present(clusters, corpus, id_column=id_column)
+        seconds["clusters"] = time.monotonic() - stage
+        log.info("clusters: %s", json.dumps(summary["clusters"]))
+
+        stage = time.monotonic()
+        log.info("choosing the kept documents (keep %s, %s)", cfg.dedup.keep, cfg.dedup.keep_order)
+        keys = None if key is None else keep_keys(corpus, id_column=id_column, key=key)
+        kept = choose_kept(clusters, keys, descending=cfg.dedup.keep_order == "desc")
+        write_sorted(
+            removed_documents(kept, linking), out.table("removed"), [DOC_ID], partitions=partitions
+        )
+        removed = spark.read.parquet(out.table("removed"))
+        seconds["removed"] = time.monotonic() - stage
+
+        stage = time.monotonic()
+        write_sorted(
+            deduplicated_corpus(corpus, removed, id_column=id_column),
+            out.table("corpus"),
+            [corpus[id_column], corpus[text_column]],
+            partitions=partitions,
+        )
+        written = spark.read.parquet(out.table("corpus")).count()
+        counts = removed.agg(
+            F.count(F.lit(1)).alias("removed"), F.sum(F.col(EXACT).cast("long")).alias("exact")
+        ).first()
+        assert counts is not None
+        summary["corpus"] = {
+            "read": written + int(counts["removed"]),
+            "written": written,
+            "removed": int(counts["removed"]),
+            "removed_exact_duplicates": int(counts["exact"] or 0),
+        }
+        seconds["corpus"] = time.monotonic() - stage
+        seconds["total"] = time.monotonic() - started
+        summary["stage_seconds"] = {name: round(value, 2) for name, value in seconds.items()}
+        summary["finished_at"] = datetime.now(UTC).isoformat(timespec="seconds")
+        summary["status"] = "succeeded"
+        summary["config"] = cfg.to_dict()
+        out.write_text("config.toml", config_module.to_toml(cfg))
+        out.write_json("summary.json", summary)
+        out.commit()
+    except BaseException:
+        out.abort()
+        raise
+    return summary
+
+
+def main(argv: list[str] | None = None) -> int:
+    logging.basicConfig(
+        level=logging.INFO, format="%(asctime)s shingling %(levelname)s %(message)s"
+    )
+    args = parse_args(argv)
+    try:
+        given = config_module.load(args.config, args.set)  # bad settings fail before Spark starts
+    except ShinglingError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return int(e.exit_code)
+    spark, created = get_session("shingling dedup", given.spark)
+    try:
+        run_config = read_run_config(spark, args.run)
+        check_not_overriding_run(args.config, args.set, run_config)
+        overrides = [
+            *args.set,
+            *run_settings(run_config),
+            *(["output.overwrite=true"] if args.overwrite else []),
+        ]
+        cfg = config_module.load(args.config, overrides)
+        log.info("config:\n%s", config_module.to_toml(cfg))
+        summary = run(spark, cfg, args.input, args.run, args.output)
+    except ShinglingError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return int(e.exit_code)
+    except Exception:
+        log.exception("the run failed; the output was not written")
+        return int(ExitCode.FAILED)
+    finally:
+        if created:
+            spark.stop()
+    print(json.dumps({k: v for k, v in summary.items() if k != "config"}, indent=2))
+    return int(ExitCode.OK)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

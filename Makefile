@@ -37,6 +37,7 @@ dist: $(STAMP) ## pack shingling/ and jobs/ into dist/shingling.zip for spark-su
 run: dist ## run the job on the bundled sample corpus (Spark local mode) and show the top pairs
 	$(SPARK_SUBMIT) jobs/near_duplicates.py --input $(CORPUS) --output $(OUT) --overwrite $(ARGS)
 	$(BIN)/shingling top $(OUT) --corpus $(CORPUS)
+	$(BIN)/shingling report $(OUT) --corpus $(CORPUS)
 
 test: $(STAMP) ## run the whole test suite
 	$(BIN)/pytest -q $(ARGS)

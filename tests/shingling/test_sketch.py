@@ -7,11 +7,18 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from testdata import NON_EMPTY_DOCUMENT, PUNCTUATION_ONLY, licence_texts
 
-from shingling import DEFAULT_K, DEFAULT_WIDTH
 from shingling.hashing import shingle_hash, word_hash
 from shingling.normalize import words
 from shingling.shingles import shingles
-from shingling.sketch import EmptyDocumentError, Sketch, bottom_k, shingle_hashes, sketch
+from shingling.sketch import (
+    DEFAULT_K,
+    DEFAULT_WIDTH,
+    EmptyDocumentError,
+    Sketch,
+    bottom_k,
+    shingle_hashes,
+    sketch,
+)
 
 K = st.integers(min_value=1, max_value=40)
 WIDTH = st.integers(min_value=1, max_value=7)

@@ -82,6 +82,12 @@ class VerifyConfig:
 
 
 @dataclass(frozen=True)
+class IndexConfig:
+    rows_per_file: int
+    row_group_bytes: int
+
+
+@dataclass(frozen=True)
 class Config:
     input: InputConfig
     sketch: SketchConfig
@@ -90,6 +96,7 @@ class Config:
     clusters: ClustersConfig
     dedup: DedupConfig
     verify: VerifyConfig
+    index: IndexConfig
     spark: dict[str, str]
 
     def to_dict(self) -> dict[str, Any]:
@@ -98,6 +105,7 @@ class Config:
 
 _SECTIONS = {"input": InputConfig, "sketch": SketchConfig, "pairs": PairsConfig, "output": OutputConfig}
 _SECTIONS.update(clusters=ClustersConfig, dedup=DedupConfig, verify=VerifyConfig)
+_SECTIONS.update(index=IndexConfig)
 
 # (lowest, highest) allowed, inclusive; None for no bound.
 _RANGES: dict[str, tuple[float | None, float | None]] = {
@@ -111,6 +119,8 @@ _RANGES: dict[str, tuple[float | None, float | None]] = {
     "clusters.min_jaccard": (0.0, 1.0),
     "clusters.max_rounds": (1, 1000),
     "verify.margin": (0.0, 1.0),
+    "index.rows_per_file": (1000, None),
+    "index.row_group_bytes": (65536, 1 << 30),
 }
 
 

@@ -11,10 +11,12 @@ Layout
     index/
       _manifest.json               the current committed version (see below); the only entry point
       _versions/00000003.json      every committed manifest, kept for history (never read to open)
-      _lock                        the writers' lock file (see jobs/index_store.py); readers ignore it
+      _lock                        the writers' lock (see jobs/index_store.py); readers ignore it
       segments/
         000001-<run id>/           one segment per committed run (the build, then one per night)
-          documents/*.parquet      doc_id, n_words, n_shingles, sketch, text_hash, skip_reason, added
+          documents/*.parquet      doc_id, n_words, n_shingles, sketch, text_hash, skip_reason,
+                                   added,
+                                   segment (this segment's id, so Spark can tell segments apart)
                                    one row per document of that run; range-partitioned and sorted by
                                    doc_id, so a look-up by id reads one row group per file at most
           postings/*.parquet       hash, doc_id: one row per hash of every sketch of that run;
@@ -143,7 +145,8 @@ class Manifest:
             raise IndexFormatError(f"not a shingling index manifest (format {d.get('format')!r})")
         if int(d.get("format_version", 0)) > FORMAT_VERSION:
             raise IndexFormatError(
-                f"index format version {d['format_version']} is newer than this code reads ({FORMAT_VERSION})"
+                f"index format version {d['format_version']} is newer than this code's"
+                f" ({FORMAT_VERSION})"
             )
         return cls(
             version=int(d["version"]),
@@ -254,10 +257,14 @@ class IndexReader:
             files = []
             for seg in self.manifest.segments:
                 base = f"{segment_path(self.root, seg.id)}/{table}"
-                infos = self.fs.get_file_info(pafs.FileSelector(base, allow_not_found=True, recursive=True))
+                infos = self.fs.get_file_info(
+                    pafs.FileSelector(base, allow_not_found=True, recursive=True)
+                )
                 for info in sorted(infos, key=lambda i: i.path):
                     # Spark's _SUCCESS and .crc files are not data
-                    if info.type == pafs.FileType.File and not info.base_name.startswith(("_", ".")):
+                    if info.type == pafs.FileType.File and not info.base_name.startswith(
+                        ("_", ".")
+                    ):
                         with self.fs.open_input_file(info.path) as f:
                             files.append(_File(info.path, seg.id, pq.ParquetFile(f).metadata))
             self._files[table] = files
@@ -274,7 +281,9 @@ class IndexReader:
             self._dead = dead
         return self._dead
 
-    def _lookup(self, table: str, column: str, keys: Iterable[Any], columns: Sequence[str]) -> pa.Table:
+    def _lookup(
+        self, table: str, column: str, keys: Iterable[Any], columns: Sequence[str]
+    ) -> pa.Table:
         """Rows of ``table`` whose ``column`` is in ``keys``, live only, reading only row groups
         whose min/max statistics could hold one of the keys."""
         wanted = sorted(set(keys))
@@ -298,14 +307,21 @@ class IndexReader:
                 self.stats.row_groups_read += len(groups)
                 with self.fs.open_input_file(f.path) as src:
                     t = pq.ParquetFile(src).read_row_groups(groups, columns=list(columns))
-                t = t.filter(pc.is_in(t[column], value_set=value_set.cast(t.schema.field(column).type)))
-                parts.append(t.append_column(SEGMENT, pa.array([f.segment] * t.num_rows, pa.string())))
+                t = t.filter(
+                    pc.is_in(t[column], value_set=value_set.cast(t.schema.field(column).type))
+                )
+                parts.append(
+                    t.append_column(SEGMENT, pa.array([f.segment] * t.num_rows, pa.string()))
+                )
         if not parts:
             return self._empty(table, columns)
         found = pa.concat_tables(parts)
         dead = self._dead_rows()
         if dead:
-            live = [(s, d) not in dead for s, d in zip(found[SEGMENT].to_pylist(), found[DOC_ID].to_pylist(), strict=True)]
+            live = [
+                (s, d) not in dead
+                for s, d in zip(found[SEGMENT].to_pylist(), found[DOC_ID].to_pylist(), strict=True)
+            ]
             found = found.filter(pa.array(live))
         return found.drop_columns([SEGMENT])
 
@@ -314,9 +330,16 @@ class IndexReader:
         if files:
             return files[0].metadata.schema.to_arrow_schema().empty_table().select(list(columns))
         id_type = pa.string() if self.manifest.id_type == "string" else pa.int64()
-        types = {DOC_ID: id_type, HASH: pa.int64(), "n_words": pa.int64(), "n_shingles": pa.int64(),
-                 "sketch": pa.list_(pa.int64()), "text_hash": pa.int64(), "skip_reason": pa.string(),
-                 ADDED: pa.string()}
+        types = {
+            DOC_ID: id_type,
+            HASH: pa.int64(),
+            "n_words": pa.int64(),
+            "n_shingles": pa.int64(),
+            "sketch": pa.list_(pa.int64()),
+            "text_hash": pa.int64(),
+            "skip_reason": pa.string(),
+            ADDED: pa.string(),
+        }
         return pa.schema([(c, types[c]) for c in columns]).empty_table()
 
     def documents(self, ids: Iterable[Any], columns: Sequence[str] = DOCUMENT_COLUMNS) -> pa.Table:

@@ -1,0 +1,165 @@
+"""Create the sketch index from a full run of the core job, so nightly runs can continue from it.
+
+    spark-submit --properties-file conf/spark-local.conf --py-files dist/shingling.zip \\
+        jobs/near_duplicates.py --input corpus.parquet --output out/full
+    spark-submit --properties-file conf/spark-local.conf --py-files dist/shingling.zip \\
+        jobs/build_index.py --run out/full --index index/ --run-date 2026-11-30 [--output pairs/]
+
+Reads the run's ``documents/`` table (no re-sketching) and its ``config.toml`` (the index keeps the
+run's sketch and pair settings, and every nightly run must use the same). With ``--output``, the
+run's pair table also becomes the pair table's first partition, ``run_date=<date>``, so that the
+union of the partitions stays the pair table of everything indexed. Same commit protocol and exit
+codes as jobs/nightly.py; an index that already holds a run exits 4.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+import time
+import tomllib
+import uuid
+from datetime import UTC, datetime
+from typing import Any
+
+from pyspark.sql import SparkSession
+from pyspark.sql import functions as F
+
+from jobs import config as config_module
+from jobs.errors import BadInputError, ExitCode, OutputExistsError, ShinglingError
+from jobs.index_store import IndexStore, hook
+from jobs.io import path_exists
+from jobs.nightly import check_run_date, index_settings, write_options
+from jobs.schemas import DOC_ID, SKETCH
+from jobs.session import get_session
+from shingling.index import Manifest
+
+log = logging.getLogger("shingling")
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        prog="build_index", description="Create the sketch index from a full run."
+    )
+    parser.add_argument("--run", required=True, help="output directory of jobs/near_duplicates.py")
+    parser.add_argument("--index", required=True, help="the index directory to create")
+    parser.add_argument(
+        "--run-date", required=True, help="the date the full run stands for, YYYY-MM-DD"
+    )
+    parser.add_argument("--output", help="the pair table to start with the run's pairs")
+    return parser.parse_args(argv)
+
+
+def build(
+    spark: SparkSession, *, run_path: str, index_path: str, run_date: str, pairs_path: str | None
+) -> dict[str, Any]:
+    """Commit a full run's documents and pairs as version 1 of a new index; returns a summary."""
+    started = time.monotonic()
+    run_path = run_path.rstrip("/")
+    for part in ("documents", "config.toml") + (("pairs",) if pairs_path else ()):
+        if not path_exists(spark, f"{run_path}/{part}"):
+            raise BadInputError(
+                f"{run_path} is not a finished run of the core job: {part} is missing"
+            )
+    cfg_text = "\n".join(r.value for r in spark.read.text(f"{run_path}/config.toml").collect())
+    saved = tomllib.loads(cfg_text)
+    cfg = config_module.load(
+        None, [f"{s}.{k}={json.dumps(v)}" for s in ("sketch", "pairs") for k, v in saved[s].items()]
+    )
+    settings = index_settings(cfg)
+    options = write_options(cfg)
+    run_id = uuid.uuid4().hex[:12]
+    store = IndexStore(spark, index_path, pairs_path)
+    with store.locked(run_id):
+        current = store.manifest()
+        store.recover(current)
+        if current is not None and current.version > 0:
+            raise OutputExistsError(
+                f"index {index_path} already holds {current.version} version(s); not rebuilt"
+            )
+        documents = spark.read.parquet(f"{run_path}/documents").where(F.col(DOC_ID).isNotNull())
+        id_type = documents.schema[DOC_ID].dataType.simpleString()
+        base = Manifest.empty(id_type, settings)
+        tx = store.begin(base, run_date, run_id)
+        try:
+            rows = documents.count()
+            files = max(1, -(-rows // options.rows_per_file))
+            ordered = documents.repartitionByRange(files, DOC_ID).sortWithinPartitions(DOC_ID)
+            tx.write_documents(ordered, options)
+            pairs_written = 0
+            if pairs_path:
+                pairs = spark.read.parquet(f"{run_path}/pairs")
+                tx.stage_pairs(pairs)
+                assert tx.staged_pairs is not None
+                pairs_written = spark.read.parquet(tx.staged_pairs).count()
+            info = tx.write_index(None, documents=rows, options=options)
+            hook("index_written")
+            new = tx.commit(
+                settings,
+                id_type,
+                {
+                    "batch": run_path,
+                    "batch_documents": rows,
+                    "pairs_written": pairs_written,
+                    "committed_at": datetime.now(UTC).isoformat(timespec="seconds"),
+                },
+            )
+        except BaseException:
+            tx.abort()
+            raise
+        tx.publish_pairs()
+    return {
+        "job": "build_index",
+        "run": run_path,
+        "index": index_path,
+        "run_date": run_date,
+        "index_version": new.version,
+        "documents": new.live_documents,
+        "postings": new.live_postings,
+        "sketched": int(
+            spark.read.parquet(tx.documents_path).where(F.col(SKETCH).isNotNull()).count()
+        ),
+        "pairs_written": pairs_written,
+        "segment": info.id,
+        "seconds": round(time.monotonic() - started, 2),
+        "status": "committed",
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    logging.basicConfig(
+        level=logging.INFO, format="%(asctime)s shingling %(levelname)s %(message)s"
+    )
+    args = parse_args(argv)
+    try:
+        run_date = check_run_date(args.run_date)
+        defaults = config_module.load(None, [])
+    except ShinglingError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return int(e.exit_code)
+    spark, created = get_session("shingling build_index", defaults.spark)
+    try:
+        summary = build(
+            spark,
+            run_path=args.run,
+            index_path=args.index,
+            run_date=run_date,
+            pairs_path=args.output,
+        )
+    except ShinglingError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return int(e.exit_code)
+    except Exception:
+        log.exception("building the index failed; nothing was committed")
+        return int(ExitCode.FAILED)
+    finally:
+        if created:
+            spark.stop()
+    print(json.dumps(summary, indent=2))
+    return int(ExitCode.OK)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,521 @@
+"""Writing the persistent sketch index with Spark, and the commit protocol that keeps it whole.
+
+The layout is documented in :mod:`shingling.index` (the reader). A run that adds documents to the
+index (``jobs/nightly.py`` each night, ``jobs/build_index.py`` once) goes through these steps:
+
+1. **Lock.** It takes ``index/_lock``. On a local or NFS-less POSIX disk this is an ``flock`` on the
+   file, which the kernel releases when the process dies, so a killed run never leaves a stale
+   lock. On other filesystems (HDFS) it is an exclusive create of ``_lock``, removed at the end; a
+   killed run leaves it behind and the next run refuses (exit 6) until an operator passes
+   ``--break-lock``. On an object store (S3) exclusive create is not atomic: let the scheduler run
+   one job per index at a time (Airflow ``max_active_runs=1``). A run that cannot take the lock
+   exits with code 6 and changes nothing.
+2. **Recover.** Under the lock it finishes what a committed run may have left undone (moving its
+   staged pair partition into place, see 6) and deletes what killed runs left: segment directories
+   the manifest does not name, version files above the manifest's version, and
+   ``pairs/_staging/``.
+3. **Write aside.** The new segment is written under ``index/segments/<seq>-<run id>/`` and the
+   run's pair partition under ``pairs/_staging/<run id>/run_date=<date>/``. Neither is visible:
+   readers of the index only follow ``_manifest.json``, and readers of the pair table (Spark,
+   pyarrow) skip directories whose names start with ``_``.
+4. **Check.** It re-reads ``_manifest.json``: if its version is no longer the one the run started
+   from, another writer committed meanwhile (possible only without a working lock) and this run
+   aborts.
+5. **Commit** (the one atomic step). It writes the new manifest to ``_versions/<version>.json``
+   (exclusive create: of two runs committing the same version, only one can), then writes it aside
+   and renames it over ``_manifest.json``. Before this rename the index is exactly as before; after
+   it, the run is committed.
+6. **Publish.** It renames the staged pair partition to ``pairs/run_date=<date>/``. The manifest
+   already records both paths, so if the run dies between 5 and 6 the next run (step 2) does the
+   rename: the pair table can lag a committed index by one rename, never hold an uncommitted run.
+
+Test hook: when the environment variable ``SHINGLING_TEST_HOOK`` is ``<point>=exit`` the process
+exits at once (``os._exit(97)``, no clean-up) on reaching ``<point>``; ``<point>=sleep:<seconds>``
+makes it sleep there (the tests kill it meanwhile, or start a second run). The points are named in
+jobs/nightly.py (``sketched``, ``pairs_staged``, ``index_written``, ``versioned``, ``committed``).
+Never set it in production.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import logging
+import os
+import socket
+import sys
+import time
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime
+from typing import Any
+
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+
+from jobs.errors import ExitCode, ShinglingError
+from jobs.io import _fs_path
+from jobs.schemas import DOC_ID, SKETCH
+from shingling.index import (
+    ADDED,
+    DOCUMENTS,
+    HASH,
+    LOCK,
+    MANIFEST,
+    POSTINGS,
+    SEGMENT,
+    SUPERSEDED,
+    VERSIONS,
+    Manifest,
+    SegmentInfo,
+    segment_path,
+    version_path,
+)
+
+log = logging.getLogger("shingling")
+
+TEST_HOOK_ENV = "SHINGLING_TEST_HOOK"
+STAGING = "_staging"
+
+
+class AlreadyCommittedError(ShinglingError):
+    """The index already holds a run for this date: nothing to do (the pairs are written)."""
+
+    exit_code = 5  # type: ignore[assignment]  # ExitCode has no member for it yet
+
+
+class IndexBusyError(ShinglingError):
+    """Another run holds the index lock (or a killed run's lock on a filesystem without flock)."""
+
+    exit_code = 6  # type: ignore[assignment]
+
+
+class ConcurrentCommitError(ShinglingError):
+    """Another run committed a version of the index while this one was running."""
+
+    exit_code = 6  # type: ignore[assignment]
+
+
+class IndexMismatchError(ShinglingError):
+    """The run's settings or id type differ from those the index was built with."""
+
+    exit_code = ExitCode.USAGE
+
+
+def hook(point: str) -> None:
+    """Stop or pause here if the test hook names this point (see the module docstring)."""
+    spec = os.environ.get(TEST_HOOK_ENV, "")
+    name, _, action = spec.partition("=")
+    if not spec or name != point:
+        return
+    print(f"test hook: reached {point} ({action})", file=sys.stderr, flush=True)
+    if action == "exit":
+        os._exit(97)
+    if action.startswith("sleep:"):
+        time.sleep(float(action.split(":", 1)[1]))
+
+
+def is_local(path: str) -> bool:
+    """Whether a path is on the local filesystem (no scheme, or file:).
+
+    >>> is_local("index/"), is_local("file:/tmp/index"), is_local("hdfs://nn/index")
+    (True, True, False)
+    """
+    return (
+        "://" not in path
+        and not path.startswith(("hdfs:", "s3a:", "gs:", "abfs:"))
+        or path.startswith("file:")
+    )
+
+
+def _local(path: str) -> str:
+    return path.removeprefix("file://").removeprefix("file:")
+
+
+class Files:
+    """The few file operations of the commit protocol: Python's os on a local disk, Hadoop's
+    FileSystem elsewhere (so the same code commits on HDFS)."""
+
+    def __init__(self, spark: SparkSession, local: bool) -> None:
+        self.spark = spark
+        self.local = local
+
+    def exists(self, path: str) -> bool:
+        if self.local:
+            return os.path.exists(_local(path))
+        fs, p = _fs_path(self.spark, path)
+        return bool(fs.exists(p))
+
+    def read_text(self, path: str) -> str | None:
+        if self.local:
+            try:
+                with open(_local(path), encoding="utf-8") as f:
+                    return f.read()
+            except FileNotFoundError:
+                return None
+        fs, p = _fs_path(self.spark, path)
+        if not fs.exists(p):
+            return None
+        stream = fs.open(p)
+        try:
+            jvm = self.spark.sparkContext._jvm
+            assert jvm is not None
+            return str(jvm.org.apache.commons.io.IOUtils.toString(stream, "UTF-8"))
+        finally:
+            stream.close()
+
+    def create_exclusive(self, path: str, text: str) -> bool:
+        """Create a file that must not exist yet; False if it does."""
+        if self.local:
+            os.makedirs(os.path.dirname(_local(path)), exist_ok=True)
+            try:
+                fd = os.open(_local(path), os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+            except FileExistsError:
+                return False
+            with os.fdopen(fd, "w", encoding="utf-8") as f:
+                f.write(text)
+                f.flush()
+                os.fsync(f.fileno())
+            return True
+        fs, p = _fs_path(self.spark, path)
+        try:
+            stream = fs.create(p, False)
+        except Exception:  # FileAlreadyExistsException through py4j
+            return False
+        try:
+            stream.write(bytearray(text.encode("utf-8")))
+        finally:
+            stream.close()
+        return True
+
+    def replace_file(self, path: str, text: str) -> None:
+        """Write a file aside, then rename it over ``path`` in one atomic step."""
+        tmp = f"{path}.tmp-{uuid.uuid4().hex[:12]}"
+        if self.local:
+            with open(_local(tmp), "w", encoding="utf-8") as f:
+                f.write(text)
+                f.flush()
+                os.fsync(f.fileno())
+            os.replace(_local(tmp), _local(path))
+            return
+        if not self.create_exclusive(tmp, text):
+            raise OSError(f"could not write {tmp}")
+        jvm = self.spark.sparkContext._jvm
+        assert jvm is not None
+        gateway = self.spark.sparkContext._gateway
+        assert gateway is not None
+        fs, src = _fs_path(self.spark, tmp)
+        _, dst = _fs_path(self.spark, path)
+        ctx = jvm.org.apache.hadoop.fs.FileContext.getFileContext(fs.getUri(), fs.getConf())
+        options = gateway.new_array(jvm.org.apache.hadoop.fs.Options.Rename, 1)
+        options[0] = jvm.org.apache.hadoop.fs.Options.Rename.OVERWRITE
+        ctx.rename(src, dst, options)
+
+    def rename_dir(self, src: str, dst: str) -> None:
+        if self.local:
+            os.makedirs(os.path.dirname(_local(dst).rstrip("/")), exist_ok=True)
+            os.rename(_local(src), _local(dst))
+            return
+        fs, s = _fs_path(self.spark, src)
+        _, d = _fs_path(self.spark, dst)
+        fs.mkdirs(d.getParent())
+        if not fs.rename(s, d):
+            raise OSError(f"could not move {src} to {dst}")
+
+    def delete(self, path: str) -> None:
+        if self.local:
+            import shutil
+
+            p = _local(path)
+            if os.path.isdir(p):
+                shutil.rmtree(p)
+            elif os.path.exists(p):
+                os.remove(p)
+            return
+        fs, p = _fs_path(self.spark, path)
+        fs.delete(p, True)
+
+    def list_names(self, path: str) -> list[str]:
+        if self.local:
+            try:
+                return sorted(os.listdir(_local(path)))
+            except FileNotFoundError:
+                return []
+        fs, p = _fs_path(self.spark, path)
+        if not fs.exists(p):
+            return []
+        return sorted(str(s.getPath().getName()) for s in fs.listStatus(p))
+
+
+@dataclass(frozen=True)
+class WriteOptions:
+    """How segment files are cut: rows per file, and Parquet row-group size (bytes) that bounds
+    what a look-up by hash or id has to read."""
+
+    rows_per_file: int = 2_000_000
+    row_group_bytes: int = 1 << 20
+
+
+def _file_count(rows: int, options: WriteOptions) -> int:
+    """Files for a table of ``rows`` rows.
+
+    >>> _file_count(0, WriteOptions()), _file_count(4_000_001, WriteOptions())
+    (1, 3)
+    """
+    return max(1, -(-rows // options.rows_per_file))
+
+
+def _write_sorted(df: DataFrame, path: str, column: str, rows: int, options: WriteOptions) -> None:
+    # range-partitioned and sorted: each file covers one range of the column, and each row group
+    # a narrower one, so min/max statistics let a reader skip nearly everything
+    (
+        df.repartitionByRange(_file_count(rows, options), column)
+        .sortWithinPartitions(column)
+        .write.option("parquet.block.size", str(options.row_group_bytes))
+        .parquet(path)
+    )
+
+
+class IndexStore:
+    """One index directory and the pair table its runs write (see the module docstring)."""
+
+    def __init__(self, spark: SparkSession, index_path: str, pairs_path: str | None) -> None:
+        self.spark = spark
+        self.root = self._qualified(index_path)
+        self.pairs = self._qualified(pairs_path) if pairs_path else None
+        self.files = Files(spark, is_local(self.root))
+
+    def _qualified(self, path: str) -> str:
+        path = path.rstrip("/")
+        return os.path.abspath(_local(path)) if is_local(path) else path
+
+    # -- lock ---------------------------------------------------------------------------------
+    @contextlib.contextmanager
+    def locked(self, run_id: str, *, break_lock: bool = False) -> Iterator[None]:
+        """Hold the index lock for the block; IndexBusyError if another run holds it."""
+        lock = f"{self.root}/{LOCK}"
+        owner = json.dumps(
+            {
+                "run_id": run_id,
+                "host": socket.gethostname(),
+                "pid": os.getpid(),
+                "since": datetime.now(UTC).isoformat(timespec="seconds"),
+            }
+        )
+        if self.files.local:
+            os.makedirs(self.root, exist_ok=True)
+            fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o644)
+            try:
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                except BlockingIOError as e:
+                    holder = os.pread(fd, 4096, 0).decode("utf-8", "replace").strip()
+                    raise IndexBusyError(
+                        f"index {self.root} is locked by another run: {holder}"
+                    ) from e
+                os.ftruncate(fd, 0)
+                os.pwrite(fd, owner.encode("utf-8"), 0)
+                yield
+            finally:
+                os.close(fd)  # releases the flock
+            return
+        if break_lock:
+            log.warning("breaking the lock of %s: %s", self.root, self.files.read_text(lock))
+            self.files.delete(lock)
+        if not self.files.create_exclusive(lock, owner):
+            raise IndexBusyError(
+                f"index {self.root} is locked: {self.files.read_text(lock)}; if that run is dead,"
+                " pass --break-lock"
+            )
+        try:
+            yield
+        finally:
+            self.files.delete(lock)
+
+    # -- state --------------------------------------------------------------------------------
+    def manifest(self) -> Manifest | None:
+        """The committed manifest, or None if nothing was ever committed."""
+        text = self.files.read_text(f"{self.root}/{MANIFEST}")
+        return Manifest.from_json(text) if text is not None else None
+
+    def recover(self, manifest: Manifest | None) -> dict[str, int]:
+        """Publish committed runs' staged pairs, delete killed runs' leftovers (under the lock)."""
+        done = {"pair_partitions_published": 0, "leftovers_deleted": 0}
+        listed = {s.id for s in manifest.segments} if manifest else set()
+        for run in manifest.runs.values() if manifest else ():
+            staged, final = run.get("staged_pairs"), run.get("final_pairs")
+            if staged and final and self.files.exists(staged) and not self.files.exists(final):
+                self.files.rename_dir(staged, final)
+                done["pair_partitions_published"] += 1
+        for name in self.files.list_names(f"{self.root}/segments"):
+            if name not in listed:
+                self.files.delete(segment_path(self.root, name))
+                done["leftovers_deleted"] += 1
+        current = manifest.version if manifest else 0
+        for name in self.files.list_names(f"{self.root}/{VERSIONS}"):
+            # a run killed between writing its version file and swapping the manifest
+            if name.endswith(".json") and name[:-5].isdigit() and int(name[:-5]) > current:
+                self.files.delete(f"{self.root}/{VERSIONS}/{name}")
+                done["leftovers_deleted"] += 1
+        for name in self.files.list_names(self.root):
+            if name.startswith(f"{MANIFEST}.tmp-"):
+                self.files.delete(f"{self.root}/{name}")
+        if self.pairs:
+            for name in self.files.list_names(f"{self.pairs}/{STAGING}"):
+                self.files.delete(f"{self.pairs}/{STAGING}/{name}")
+                done["leftovers_deleted"] += 1
+        return done
+
+    def live_documents(self, manifest: Manifest) -> DataFrame | None:
+        """The index's live document rows (with their segment), or None for an empty index."""
+        if not manifest.segments:
+            return None
+        docs = self.spark.read.parquet(
+            *[f"{segment_path(self.root, s.id)}/{DOCUMENTS}" for s in manifest.segments]
+        )
+        replaced = [s for s in manifest.segments if s.superseded]
+        if replaced:
+            dead = self.spark.read.parquet(
+                *[f"{segment_path(self.root, s.id)}/{SUPERSEDED}" for s in replaced]
+            )
+            docs = docs.join(dead, [DOC_ID, SEGMENT], "left_anti")
+        return docs
+
+    def postings(self, manifest: Manifest) -> DataFrame | None:
+        """Every (hash, doc_id) of the index. Rows of replaced documents are not removed: a join
+        that uses them must check its documents against :meth:`live_documents` (the nightly join
+        scores candidates against live sketches only, so they cost a few false candidates)."""
+        if not manifest.segments:
+            return None
+        return self.spark.read.parquet(
+            *[f"{segment_path(self.root, s.id)}/{POSTINGS}" for s in manifest.segments]
+        )
+
+    def begin(self, base: Manifest, run_date: str, run_id: str) -> Transaction:
+        return Transaction(self, base, run_date, run_id)
+
+
+class Transaction:
+    """One run's additions: a segment and a pair partition, written aside, committed at once."""
+
+    def __init__(self, store: IndexStore, base: Manifest, run_date: str, run_id: str) -> None:
+        self.store = store
+        self.base = base
+        self.run_date = run_date
+        self.run_id = run_id
+        self.segment_id = f"{base.version + 1:06d}-{run_id}"
+        self.segment = segment_path(store.root, self.segment_id)
+        self.documents_path = f"{self.segment}/{DOCUMENTS}"
+        self.staged_pairs = (
+            f"{store.pairs}/{STAGING}/{run_id}/run_date={run_date}" if store.pairs else None
+        )
+        self.final_pairs = f"{store.pairs}/run_date={run_date}" if store.pairs else None
+        self.info: SegmentInfo | None = None
+        self.committed = False
+
+    def write_documents(self, documents: DataFrame, options: WriteOptions) -> DataFrame:
+        """Write the run's documents table as the segment's documents; returns it read back.
+
+        ``documents`` must come range-partitioned and sorted by id (the caller orders the corpus
+        before sketching, so that the sketching is not run twice to sample the range bounds).
+        """
+        tagged = documents.withColumn(ADDED, F.lit(self.run_date)).withColumn(
+            SEGMENT, F.lit(self.segment_id)
+        )
+        tagged.write.option("parquet.block.size", str(options.row_group_bytes)).parquet(
+            self.documents_path
+        )
+        return self.store.spark.read.parquet(self.documents_path)
+
+    def stage_pairs(self, pairs: DataFrame) -> None:
+        assert self.staged_pairs is not None
+        pairs.write.parquet(self.staged_pairs)
+
+    def write_index(
+        self, live: DataFrame | None, documents: int, options: WriteOptions
+    ) -> SegmentInfo:
+        """Write the segment's postings and the rows it replaces (``live``: the index before)."""
+        spark = self.store.spark
+        written = spark.read.parquet(self.documents_path)
+        postings = written.where(F.col(SKETCH).isNotNull()).select(
+            F.explode(SKETCH).alias(HASH), DOC_ID
+        )
+        n_postings = int(written.agg(F.sum(F.coalesce(F.size(SKETCH), F.lit(0)))).first()[0] or 0)  # type: ignore[index]
+        _write_sorted(postings, f"{self.segment}/{POSTINGS}", HASH, n_postings, options)
+        ids = written.select(DOC_ID)
+        if live is not None:
+            superseded = live.select(DOC_ID, SEGMENT).join(F.broadcast(ids), DOC_ID, "left_semi")
+        else:
+            superseded = spark.createDataFrame([], written.select(DOC_ID, SEGMENT).schema)
+        superseded.coalesce(1).write.parquet(f"{self.segment}/{SUPERSEDED}")
+        n_superseded = spark.read.parquet(f"{self.segment}/{SUPERSEDED}").count()
+        self.info = SegmentInfo(self.segment_id, self.run_date, documents, n_postings, n_superseded)
+        return self.info
+
+    def replaced_postings(self) -> int:
+        """Postings of the rows this segment replaces (to keep the manifest's live count)."""
+        spark = self.store.spark
+        assert self.info is not None
+        if not self.info.superseded:
+            return 0
+        dead = spark.read.parquet(f"{self.segment}/{SUPERSEDED}")
+        docs = self.store.live_documents(self.base)
+        assert docs is not None
+        row = (
+            docs.join(dead, [DOC_ID, SEGMENT], "left_semi")
+            .agg(F.sum(F.coalesce(F.size(SKETCH), F.lit(0))))
+            .first()
+        )
+        return int(row[0] or 0) if row else 0
+
+    def commit(self, settings: dict[str, Any], id_type: str, run: dict[str, Any]) -> Manifest:
+        """Protocol steps 4 and 5: check the base is still current, then swap the manifest."""
+        assert self.info is not None
+        store = self.store
+        current = store.manifest()
+        if (current.version if current else 0) != self.base.version:
+            raise ConcurrentCommitError(
+                f"index {store.root} moved from version {self.base.version} to"
+                f" {current.version if current else 0} during this run; nothing committed"
+            )
+        live_docs = self.base.live_documents - self.info.superseded + self.info.documents
+        live_postings = self.base.live_postings - self.replaced_postings() + self.info.postings
+        entry = {"segment": self.segment_id, "run_id": self.run_id, **run}
+        if self.staged_pairs:
+            entry.update(staged_pairs=self.staged_pairs, final_pairs=self.final_pairs)
+        new = replace(
+            self.base,
+            version=self.base.version + 1,
+            created_at=datetime.now(UTC).isoformat(timespec="seconds"),
+            id_type=id_type,
+            settings=settings,
+            segments=(*self.base.segments, self.info),
+            runs={**self.base.runs, self.run_date: entry},
+            live_documents=live_docs,
+            live_postings=live_postings,
+        )
+        text = new.to_json()
+        if not store.files.create_exclusive(version_path(store.root, new.version), text):
+            raise ConcurrentCommitError(
+                f"version {new.version} of {store.root} was committed by another run"
+            )
+        hook("versioned")
+        store.files.replace_file(f"{store.root}/{MANIFEST}", text)
+        self.committed = True
+        return new
+
+    def abort(self) -> None:
+        """Delete what this run wrote aside, unless it committed (then the next run publishes)."""
+        if self.committed:
+            return
+        self.store.files.delete(self.segment)
+        if self.store.pairs:
+            self.store.files.delete(f"{self.store.pairs}/{STAGING}/{self.run_id}")
+
+    def publish_pairs(self) -> None:
+        """Step 6: move the staged pair partition into the pair table."""
+        if self.staged_pairs and self.final_pairs:
+            self.store.files.rename_dir(self.staged_pairs, self.final_pairs)
+            self.store.files.delete(f"{self.store.pairs}/{STAGING}/{self.run_id}")

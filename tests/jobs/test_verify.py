@@ -69,8 +69,9 @@ def lookup(texts: dict[str, str], doc: str) -> str:
 def test_exact_jaccard_equals_the_library_on_real_text(
     texts: dict[str, str], text_pairs: list[tuple[str, str]], width: int, unit: str
 ) -> None:
-    a = [lookup(texts, x) for x, _ in text_pairs]
-    b = [lookup(texts, y) for _, y in text_pairs]
+    pairs = text_pairs if unit == "words" else text_pairs[::4]  # character sets are large in Python
+    a = [lookup(texts, x) for x, _ in pairs]
+    b = [lookup(texts, y) for _, y in pairs]
     overlap = exact_overlap(pa.array(a), pa.array(b), width=width, unit=unit)
     jaccard = overlap.jaccard
     expected = [library_jaccard(x, y, width, unit) for x, y in zip(a, b, strict=True)]

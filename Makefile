@@ -6,6 +6,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 CORPUS ?= data/sample/corpus.parquet
 OUT ?= out/sample
+DEDUP_OUT ?= out/dedup
 ARGS ?=
 # spark-submit finds Spark and the Python to run through these
 export PATH := $(CURDIR)/$(BIN):$(PATH)
@@ -14,7 +15,7 @@ export PYSPARK_DRIVER_PYTHON := $(CURDIR)/$(BIN)/python
 SPARK_SUBMIT := $(BIN)/spark-submit --properties-file conf/spark-local.conf --py-files dist/shingling.zip
 
 .DEFAULT_GOAL := help
-.PHONY: help setup dist run test lint bench clean
+.PHONY: help setup dist run dedup test test-cluster lint bench clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*## "} {printf "  make %-14s %s\n", $$1, $$2}'
@@ -38,6 +39,9 @@ run: dist ## run the job on the bundled sample corpus (Spark local mode) and sho
 	$(SPARK_SUBMIT) jobs/near_duplicates.py --input $(CORPUS) --output $(OUT) --overwrite $(ARGS)
 	$(BIN)/shingling top $(OUT) --corpus $(CORPUS)
 	$(BIN)/shingling report $(OUT) --corpus $(CORPUS)
+
+dedup: dist ## cluster the pairs of the run in $(OUT) and write a deduplicated corpus to $(DEDUP_OUT)
+	$(SPARK_SUBMIT) jobs/dedup.py --input $(CORPUS) --run $(OUT) --output $(DEDUP_OUT) --overwrite $(ARGS)
 
 test: $(STAMP) ## run the whole test suite
 	$(BIN)/pytest -q $(ARGS)

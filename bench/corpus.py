@@ -37,7 +37,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import xxhash
 
-VERSION = 1
+VERSION = 2
 WORK = Path(__file__).resolve().parent / "work"
 
 #: Where the base sentences come from: (root, file patterns). Missing roots are skipped; the pool
@@ -326,8 +326,15 @@ def generate(spec: CorpusSpec, pool: list[str]) -> tuple[pa.Table, pa.Table, dic
     for slot in hot_slots:
         texts[slot] = hot_page
     others = np.setdiff1d(np.arange(n), hot_slots)
-    for slot in np.sort(skew_rng.choice(others, size=min(n_boiler, len(others)), replace=False)):
+    boiler_slots = np.sort(skew_rng.choice(others, size=min(n_boiler, len(others)), replace=False))
+    for slot in boiler_slots:
         texts[slot] = with_paragraph(texts[slot], boilerplate, skew_rng)
+    # Pairs sharing only the boilerplate (family -1): the hard negatives of the acceptance curve.
+    n_family_pairs = len(pair_slots)
+    if len(boiler_slots) > 1:
+        drawn = np.random.default_rng([spec.seed, 6]).choice(boiler_slots, size=(n_boiler // 2, 2))
+        for x, y in drawn[drawn[:, 0] != drawn[:, 1]]:
+            pair_slots.append((int(x), int(y), "boilerplate~boilerplate", -1))
 
     # Ids are a random permutation of the slots, so the members of a family lie far apart.
     doc_id = np.random.default_rng([spec.seed, 4]).permutation(n).astype(np.int64)
@@ -356,7 +363,8 @@ def generate(spec: CorpusSpec, pool: list[str]) -> tuple[pa.Table, pa.Table, dic
         "families": n_families,
         "family_documents": 3 * n_families,
         "variant_kinds": variant_kinds,
-        "planted_pairs": len(pair_slots),
+        "planted_pairs": n_family_pairs,
+        "boilerplate_pairs": len(pair_slots) - n_family_pairs,
         "hot_page_copies": n_hot,
         "hot_page_ids_min": int(doc_id[hot_slots].min()) if n_hot else None,
         "boilerplate_documents": n_boiler,

@@ -147,7 +147,10 @@ def run_one(name: str, corpus: Corpus, out: Path, args: argparse.Namespace) -> R
         target = out / "pipeline"
         cmd = spark_submit(
             "jobs/near_duplicates.py",
-            ["--input", str(corpus.path), "--output", str(target), "--overwrite"],
+            [
+                *("--input", str(corpus.path), "--output", str(target), "--overwrite"),
+                *(f"--set={setting}" for setting in args.set),
+            ],
             args.driver_memory,
             False,
         )
@@ -331,7 +334,8 @@ def describe_corpus(corpus: Corpus) -> str:
         f"(mean {m['mean_doc_bytes']:.0f} bytes), seed {m['spec']['seed']}, "
         f"{'skewed' if m['spec']['skew'] else 'clean'}: {m['families']:,} families of 3 "
         f"({m['planted_pairs']:,} planted pairs), {m['hot_page_copies']:,} copies of one page, "
-        f"{m['boilerplate_documents']:,} documents sharing a boilerplate paragraph; "
+        f"{m['boilerplate_documents']:,} documents sharing a boilerplate paragraph "
+        f"({m['boilerplate_pairs']:,} of their pairs evaluated); "
         f"{m['pool_sentences']:,} distinct base sentences (pool {m['pool_digest']})."
     )
 
@@ -354,16 +358,19 @@ def bench(args: argparse.Namespace) -> int:
     quality, described = evaluate_runs(corpus, runs, args)
     text_mb = corpus.text_bytes / 1e6
     m = machine()
+    settings = f"Pipeline settings: defaults, with {', '.join(args.set)}." if args.set else ""
     markdown = "\n\n".join(
         part
         for part in (
             f"## {args.docs:,} documents, {datetime.now(UTC):%Y-%m-%d %H:%M} UTC",
             describe_corpus(corpus),
+            settings,
             table(runs, quality, text_mb),
             pipeline_note(runs),
-            f"Acceptance curve (share of evaluated pairs of distinct texts reported; "
-            f"{described['pairs_evaluated']:,} pairs evaluated; of {described['sampled_pairs']:,} "
-            f"random pairs, {described['sampled_at_or_above_0.5']} at J ≥ 0.5):",
+            f"Acceptance curve: share of the planted and randomly sampled pairs (of distinct "
+            f"texts) reported, by exact Jaccard. {described['pairs_evaluated']:,} pairs evaluated "
+            f"in all; of {described['sampled_pairs']:,} random pairs, "
+            f"{described['sampled_at_or_above_0.5']} at J ≥ 0.5.",
             acceptance_table(quality, described),
             machine_line(before, m),
         )
@@ -481,6 +488,13 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     )
     parser.add_argument(
         "--driver-memory", help="spark-submit --driver-memory for every Spark runner"
+    )
+    parser.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="SECTION.KEY=VALUE",
+        help="a pipeline setting other than its default (e.g. sketch.k=32), to explore the curve",
     )
     parser.add_argument(
         "--skew-compare", action="store_true", help="the pipeline with and without skew"

@@ -12,8 +12,10 @@ page copied 5,000 times would be 12.5M pairs of Jaccard 1.0 and drown every othe
 run that writes a large group in a bounded form (each copy paired with one representative) would
 look like it missed millions of pairs.
 
-The evaluated pairs are the planted pairs, every pair any runner reported, and a random sample of
-other pairs; recall is measured against the pairs among them at or above the Jaccard level.
+The evaluated pairs are the planted pairs (families, and pairs sharing only the boilerplate), every
+pair any runner reported, and a random sample of other pairs; recall is measured against the pairs
+among them at or above the Jaccard level. The acceptance curve is read on the planted and sampled
+pairs only, which no runner chose.
 """
 
 from __future__ import annotations
@@ -206,7 +208,7 @@ class Quality:
     recall_80: float | None  # share of evaluated pairs with Jaccard >= 0.8 that were reported
     recall_50: float | None
     copies_linked: float | None
-    acceptance: list[float | None]  # per bin of BINS: share of evaluated pairs reported
+    acceptance: list[float | None]  # per bin of BINS: share of planted and sampled pairs reported
 
 
 def _codes(pairs: np.ndarray, n: int) -> np.ndarray:
@@ -221,11 +223,16 @@ def evaluate(
     n = len(groups.rep)
     by_run = {name: group_pairs(p, groups) for name, p in runs.items()}
     sampled = random_pairs(groups, sample, seed)
-    parts = [group_pairs(planted, groups), sampled, *by_run.values()]
-    codes = np.unique(np.concatenate([_codes(p, n) for p in parts]))
+    designed = np.unique(
+        np.concatenate([_codes(group_pairs(planted, groups), n), _codes(sampled, n)])
+    )
+    codes = np.unique(np.concatenate([designed, *(_codes(p, n) for p in by_run.values())]))
     evaluated = np.stack([codes // n, codes % n], axis=1)
     exact = truth.compute(evaluated)
     bin_of = np.clip(np.digitize(exact, BINS[1:-1]), 0, len(BINS) - 2)
+    # The curve is read on the planted and sampled pairs only: a pair some runner reported is
+    # evaluated whatever its Jaccard, so counting those would inflate every runner's low bins.
+    in_design = np.isin(codes, designed)
     described = {
         "pairs_evaluated": len(codes),
         "pairs_at_or_above_0.5": int(np.count_nonzero(exact >= 0.5)),
@@ -235,7 +242,7 @@ def evaluate(
         # random pairs at 0.5 or above: near-duplicates nobody planted (expected: none)
         "sampled_pairs": len(sampled),
         "sampled_at_or_above_0.5": int(np.count_nonzero(truth.compute(sampled) >= 0.5)),
-        "bin_counts": np.bincount(bin_of, minlength=len(BINS) - 1).tolist(),
+        "bin_counts": np.bincount(bin_of[in_design], minlength=len(BINS) - 1).tolist(),
     }
     results = {}
     for name, pairs in by_run.items():
@@ -246,7 +253,7 @@ def evaluate(
             recall_80=_share(hit[exact >= 0.8]),
             recall_50=_share(hit[exact >= 0.5]),
             copies_linked=copies_linked(runs[name], groups),
-            acceptance=[_share(hit[bin_of == i]) for i in range(len(BINS) - 1)],
+            acceptance=[_share(hit[in_design & (bin_of == i)]) for i in range(len(BINS) - 1)],
         )
     return results, described
 

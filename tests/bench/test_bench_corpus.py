@@ -5,6 +5,8 @@ from __future__ import annotations
 import doctest
 
 import numpy as np
+import pyarrow as pa
+import pyarrow.compute  # noqa: F401
 import pyarrow.parquet as pq
 
 import bench.corpus
@@ -66,7 +68,8 @@ def test_planted_pairs_are_near_duplicates_and_copies_are_identical(small_corpus
         for t in corpus.column("text").to_pylist()
     ]
     rows = planted.to_pylist()
-    assert len(rows) == 3 * 20 and all(r["doc_a"] < r["doc_b"] for r in rows)
+    assert all(r["doc_a"] < r["doc_b"] for r in rows)
+    assert sum(r["family"] >= 0 for r in rows) == 3 * 20
     assert sum(r["relation"] == "source~exact" for r in rows) > 0
     for r in rows:
         a, b = texts[r["doc_a"]], texts[r["doc_b"]]
@@ -92,7 +95,14 @@ def test_skew_adds_one_hot_page_and_a_boilerplate_paragraph_and_nothing_else(
 ) -> None:
     skewed, planted, meta = generate(CorpusSpec(docs=200, seed=7, skew=True), pool)
     clean, planted_clean, _ = generate(CorpusSpec(docs=200, seed=7, skew=False), pool)
-    assert planted.equals(planted_clean)
+    families = planted.filter(pa.compute.greater_equal(planted["family"], 0))
+    assert families.equals(planted_clean)
+    negatives = planted.filter(pa.compute.equal(planted["family"], -1)).to_pylist()
+    assert negatives and all(
+        meta["boilerplate"] in s_text
+        for r in negatives
+        for s_text in (skewed["text"][r["doc_a"]].as_py(), skewed["text"][r["doc_b"]].as_py())
+    )
     s, c = skewed.column("text").to_pylist(), clean.column("text").to_pylist()
     values, counts = np.unique(np.array(s, dtype=object), return_counts=True)
     hot = values[np.argmax(counts)]

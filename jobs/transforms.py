@@ -177,27 +177,26 @@ def candidate_pairs(
     return _pairs_sharing_a_hash(prefixes, prefixes).distinct()
 
 
-def containment_candidates(reps: DataFrame, *, threshold: float, max_posting: int | None) -> DataFrame:
-    """(doc_id, sketch) -> distinct (doc_a, doc_b): pairs where one may hold ``threshold`` of the other.
+def containment_candidates(reps: DataFrame, *, max_posting: int | None) -> DataFrame:
+    """(doc_id, sketch) -> distinct (doc_a, doc_b): the pairs whose sketches share a hash.
 
-    If A lies in B to a share c, about c of A's sketch hashes are in B's sketch; so A's rarest
-    n - ceil(threshold * n) + 1 hashes are joined against every shared hash of B's sketch. Hashes in
-    more than ``max_posting`` sketches are common text (Broder's "common shingles") and are not
-    used to find excerpts, which bounds the join.
+    A containment estimate counts A's hashes up to the point both sketches know, a point that
+    depends on the pair, so no fixed prefix of A's sketch is sure to hold a shared hash: every
+    shared hash is joined. Hashes in more than ``max_posting`` sketches are common text (Broder's
+    "common shingles") and are not used to find excerpts, which bounds the join.
     """
-    prefixes = _rarest_prefixes(reps, lambda n: _min_shared(n, threshold))
     postings = reps.select(DOC_ID, F.explode(SKETCH).alias(HASH)).join(shared_hashes(reps), HASH)
     if max_posting is not None:
         postings = postings.where(F.col("df") <= max_posting)
-    pairs = _pairs_sharing_a_hash(prefixes, postings.select(DOC_ID, HASH), ordered=False)
-    return pairs.select(F.least(DOC_A, DOC_B).alias(DOC_A), F.greatest(DOC_A, DOC_B).alias(DOC_B)).distinct()
+    rows = postings.select(DOC_ID, HASH)
+    return _pairs_sharing_a_hash(rows, rows).distinct()
 
 
-def _pairs_sharing_a_hash(left: DataFrame, right: DataFrame, *, ordered: bool = True) -> DataFrame:
+def _pairs_sharing_a_hash(left: DataFrame, right: DataFrame) -> DataFrame:
     a, b = left.alias("a"), right.alias("b")
     joined = a.join(b, on=F.col(f"a.{HASH}") == F.col(f"b.{HASH}"))
     ida, idb = F.col(f"a.{DOC_ID}"), F.col(f"b.{DOC_ID}")
-    return joined.where(ida < idb if ordered else ida != idb).select(ida.alias(DOC_A), idb.alias(DOC_B))
+    return joined.where(ida < idb).select(ida.alias(DOC_A), idb.alias(DOC_B))
 
 
 def _known(sketch: Column, n_shingles: Column) -> Column:
@@ -225,7 +224,10 @@ def score_pairs(
     b = reps.select(F.col(DOC_ID).alias(DOC_B), F.col(SKETCH).alias("sb"), F.col(N_SHINGLES).alias(SHINGLES_B))
     ka, kb = F.slice("sa", 1, k), F.slice("sb", 1, k)
     both = F.array_intersect(ka, kb)
-    sample = F.slice(F.array_sort(F.array_union(ka, kb)), 1, k)
+    union = F.array_sort(F.array_union(ka, kb))
+    # two whole sets: the whole union is the sample, and the estimate is exact
+    whole = (F.col(SHINGLES_A) <= k) & (F.col(SHINGLES_B) <= k)
+    sample = F.when(whole, union).otherwise(F.slice(union, 1, k))
     bound = F.least(_known(F.col("sa"), F.col(SHINGLES_A)), _known(F.col("sb"), F.col(SHINGLES_B)))
     known_a = F.filter("sa", lambda h: bound.isNull() | (h <= bound))
     known_b = F.filter("sb", lambda h: bound.isNull() | (h <= bound))
@@ -249,12 +251,15 @@ def score_pairs(
     return scored.withColumn(RELATION, relation)
 
 
-def expand_groups(rep_pairs: DataFrame, grouped: DataFrame, *, max_exact_group: int) -> DataFrame:
+def expand_groups(
+    rep_pairs: DataFrame, grouped: DataFrame, *, max_exact_group: int, k: int | None = None
+) -> DataFrame:
     """Pairs of representatives + grouped documents -> pairs of documents (the pair table).
 
     A pair of representatives stands for every pair of their groups' members; a group of at most
     ``max_exact_group`` members adds every pair of its members, a larger one each member paired with
-    its representative (and only the representative stands for it in other pairs).
+    its representative (and only the representative stands for it in other pairs). ``k`` is the
+    bottom-k size, which bounds ``matches`` (None: the sketches are bottom-k sketches).
     """
     small = F.col(GROUP_SIZE) <= max_exact_group
     standing = grouped.where(small | (F.col(DOC_ID) == F.col(GROUP))).select(GROUP, DOC_ID)
@@ -285,7 +290,7 @@ def expand_groups(rep_pairs: DataFrame, grouped: DataFrame, *, max_exact_group: 
         )
     )
     copies = grouped.where(F.col(GROUP_SIZE) > 1).select(
-        GROUP, DOC_ID, GROUP_SIZE, N_SHINGLES, F.size(SKETCH).alias("n")
+        GROUP, DOC_ID, GROUP_SIZE, N_SHINGLES, F.size(F.slice(SKETCH, 1, k) if k else F.col(SKETCH)).alias("n")
     )
     # every pair within a small group; a large one only pairs its representative with each member,
     # so its cost stays linear in its size
@@ -320,8 +325,13 @@ class PairMetrics:
     capped: Observation = field(default_factory=lambda: Observation("capped"))
 
     def as_dict(self) -> dict[str, int]:
-        found = {**self.candidates.get, **self.capped.get}
-        return {name: int(value or 0) for name, value in found.items()}
+        found: dict[str, int] = {"candidate_pairs": 0, "representative_pairs": 0, "capped_documents": 0}
+        for observation in (self.candidates, self.capped):
+            try:
+                found.update({name: int(value or 0) for name, value in observation.get.items()})
+            except Exception:  # noqa: BLE001 - Spark pruned the observed plan (no rows): counts stay 0
+                continue
+        return found
 
 
 def near_duplicate_pairs(
@@ -347,7 +357,7 @@ def near_duplicate_pairs(
     prefixes = prefix_rows(bottom_k_part(reps, k=k), threshold=threshold)
     candidates = candidate_pairs(prefixes, max_posting=cap, capped=metrics.capped if metrics else None)
     if containment_threshold is not None:
-        excerpts = containment_candidates(reps, threshold=containment_threshold, max_posting=cap)
+        excerpts = containment_candidates(reps, max_posting=cap)
         candidates = candidates.unionByName(excerpts).distinct()
     scored = score_pairs(
         candidates, reps, k=k, threshold=threshold, containment_threshold=containment_threshold
@@ -359,4 +369,4 @@ def near_duplicate_pairs(
             F.count(RELATION).alias("representative_pairs"),
         )
     rep_pairs = scored.where(F.col(RELATION).isNotNull())
-    return expand_groups(rep_pairs, grouped, max_exact_group=max_exact_group)
+    return expand_groups(rep_pairs, grouped, max_exact_group=max_exact_group, k=k)

@@ -40,14 +40,19 @@ def matches(a: Sketch, b: Sketch) -> int:
 
 
 def union_sample(a: Sketch, b: Sketch) -> tuple[int, ...]:
-    """The k smallest hashes of S(A) ∪ S(B), which are the k smallest of the union of shingle sets.
+    """The sample of A ∪ B the estimate counts: the k smallest hashes of S(A) ∪ S(B), which are the
+    k smallest of the union of shingle sets; or the whole union when both sketches are whole sets.
 
     >>> a = Sketch((1, 2, 3), n_shingles=3, width=4, k=3)
     >>> union_sample(a, Sketch((0, 2, 5), n_shingles=7, width=4, k=3))
     (0, 1, 2)
+    >>> union_sample(a, Sketch((2, 3, 4), n_shingles=3, width=4, k=3))
+    (1, 2, 3, 4)
     """
     _check_comparable(a, b)
-    return tuple(sorted(set(a.bottom) | set(b.bottom))[: a.k])
+    union = sorted(set(a.bottom) | set(b.bottom))
+    whole = a.n_shingles <= a.k and b.n_shingles <= b.k
+    return tuple(union if whole else union[: a.k])
 
 
 def shared_in_sample(a: Sketch, b: Sketch) -> int:
@@ -59,7 +64,8 @@ def shared_in_sample(a: Sketch, b: Sketch) -> int:
 def jaccard(a: Sketch, b: Sketch) -> float:
     """The bottom-k estimate of the Jaccard resemblance of two documents' shingle sets.
 
-    Exact when both documents have at most k distinct shingles (their sketches are the whole sets).
+    Exact when both documents have at most k distinct shingles (their sketches are the whole sets,
+    and the sample is their whole union).
 
     >>> a = Sketch((1, 2, 3), n_shingles=3, width=4, k=4)
     >>> jaccard(a, Sketch((2, 3, 4), n_shingles=3, width=4, k=4))

@@ -168,10 +168,6 @@ def test_score_pairs_of_short_documents(spark: SparkSession) -> None:
     assert got[("a", "b")][1] == 0.5  # two whole sets: exactly |{2, 3}| / |{1, 2, 3, 4}|
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="bug reported to the lead: score_pairs samples k of the union of two whole sets",
-)
 def test_score_pairs_of_two_whole_sets_is_exact(spark: SparkSession) -> None:
     # k = 3: both sketches hold every hash of their documents, the union has 4
     reps = spark.createDataFrame(

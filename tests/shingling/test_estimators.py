@@ -54,13 +54,6 @@ def test_identical_texts_score_one(text: str, k: int) -> None:
     assert matches(s, s) == len(s.hashes)
 
 
-WHOLE_SETS_BUG = (
-    "bug reported to the lead: union_sample keeps the k smallest hashes of the union even when "
-    "both sketches are whole sets, so the estimate is not exact when |A ∪ B| > k"
-)
-
-
-@pytest.mark.xfail(strict=True, reason=WHOLE_SETS_BUG)
 @settings(deadline=None)
 @given(overlapping_pair(), st.integers(min_value=1, max_value=6))
 def test_estimate_is_exact_when_both_sketches_are_whole_sets(
@@ -76,7 +69,6 @@ def test_estimate_is_exact_when_both_sketches_are_whole_sets(
     assert jaccard(sa, sb) == pytest.approx(exact_jaccard(full_a, full_b), abs=1e-12)
 
 
-@pytest.mark.xfail(strict=True, reason=WHOLE_SETS_BUG)
 def test_two_short_documents_are_compared_exactly() -> None:
     # 17 shingles each, 7 shared: both sketches (k = 20) are whole sets, their union 27 > k
     w = words(licence_texts()["BSD"])

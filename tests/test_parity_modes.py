@@ -307,15 +307,6 @@ def planted() -> list[tuple[int, str]]:
     return excerpt_corpus()
 
 
-# Two bugs make the Spark pair table differ from the estimators in containment mode (see
-# docs/containment.md): exact pairs count their whole mod-m sketches as matches, not the bottom-k
-# parts; and containment_candidates builds prefixes rarest first from the full sketch size, so it
-# loses a short excerpt A of a long B whose estimate rests on A's hashes below B's last one.
-EXACT_MATCHES_BUG = "expand_groups counts size(sketch) matches for exact pairs in mod-m mode"
-CANDIDATES_BUG = "containment_candidates: rarest-first prefixes lose short excerpts"
-
-
-@pytest.mark.xfail(strict=True, reason=f"{EXACT_MATCHES_BUG}; {CANDIDATES_BUG}")
 @pytest.mark.parametrize(
     ("unit", "width", "m", "max_exact_group", "max_words"),
     [("words", WIDTH, 8, 2, None), ("chars", 7, 16, 100, 400)],
@@ -342,7 +333,6 @@ def test_containment_pair_table_equals_pure_python_pairs_on_planted_excerpts(
     assertDataFrameEqual(got, spark.createDataFrame(expected, pairs_schema(LongType())))
 
 
-@pytest.mark.xfail(strict=True, reason=EXACT_MATCHES_BUG)
 def test_resemblance_pairs_are_the_same_in_both_modes(
     spark: SparkSession, planted: list[tuple[int, str]]
 ) -> None:

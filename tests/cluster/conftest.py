@@ -44,7 +44,7 @@ def cluster_tools(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]
 
 @pytest.fixture(scope="session")
 def cluster(
-    tmp_path_factory: pytest.TempPathFactory, cluster_tools: tuple[Path, Path]
+    tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest
 ) -> Iterator[Cluster]:
     """A master and two workers (1 core, 1 GiB each) on 127.0.0.1, stopped after the session."""
     if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
@@ -55,7 +55,7 @@ def cluster(
     except OSError as e:
         _unavailable(f"cannot bind a port on 127.0.0.1: {e}")
     root = tmp_path_factory.mktemp("cluster")
-    zip_path, python = cluster_tools
+    zip_path, python = request.getfixturevalue("cluster_tools")  # only once Java is known to exist
     cluster = Cluster(root=root, env=spark_env(python, root), zip_path=zip_path)
     try:
         cluster.start_master()

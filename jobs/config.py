@@ -103,7 +103,12 @@ class Config:
         return dataclasses.asdict(self)
 
 
-_SECTIONS = {"input": InputConfig, "sketch": SketchConfig, "pairs": PairsConfig, "output": OutputConfig}
+_SECTIONS = {
+    "input": InputConfig,
+    "sketch": SketchConfig,
+    "pairs": PairsConfig,
+    "output": OutputConfig,
+}
 _SECTIONS.update(clusters=ClustersConfig, dedup=DedupConfig, verify=VerifyConfig)
 _SECTIONS.update(index=IndexConfig)
 
@@ -166,18 +171,20 @@ def _parse_override(item: str) -> tuple[str, str, Any]:
 def _build(section: str, cls: type, values: dict[str, Any]) -> Any:
     kwargs = {}
     for f in fields(cls):
-        value = values[f.name]
+        value: Any = values[f.name]
         name = f"{section}.{f.name}"
-        expected = {"int": int, "float": float, "bool": bool, "str": str}[str(f.type)]
+        expected: type = {"int": int, "float": float, "bool": bool, "str": str}[str(f.type)]
         if expected is float and isinstance(value, int) and not isinstance(value, bool):
             value = float(value)
         if not isinstance(value, expected) or (expected is int and isinstance(value, bool)):
             raise ConfigError(f"{name} must be {expected.__name__}, got {value!r}")
         if expected is float and not math.isfinite(value):  # nan passes every range comparison
             raise ConfigError(f"{name} must be a finite number, got {value!r}")
-        low, high = _RANGES.get(name, (None, None))
-        if (low is not None and value < low) or (high is not None and value > high):
-            raise ConfigError(f"{name} = {value!r} is out of range [{low}, {high}]")
+        if name in _RANGES:
+            low, high = _RANGES[name]
+            number = float(value)
+            if (low is not None and number < low) or (high is not None and number > high):
+                raise ConfigError(f"{name} = {value!r} is out of range [{low}, {high}]")
         if expected is str and not value:
             raise ConfigError(f"{name} must not be empty")
         if name in _CHOICES and value not in _CHOICES[name]:
@@ -201,7 +208,10 @@ def load(path: str | Path | None = None, overrides: list[str] | tuple[str, ...] 
     for item in overrides:
         section, key, value = _parse_override(item)
         _merge(merged, {section: {key: value}}, f"--set {item}")
-    spark = {str(k): str(v).lower() if isinstance(v, bool) else str(v) for k, v in merged["spark"].items()}
+    spark = {
+        str(k): str(v).lower() if isinstance(v, bool) else str(v)
+        for k, v in merged["spark"].items()
+    }
     return Config(
         **{name: _build(name, cls, merged[name]) for name, cls in _SECTIONS.items()}, spark=spark
     )

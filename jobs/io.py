@@ -58,7 +58,9 @@ def read_corpus(spark: SparkSession, path: str, *, id_column: str, text_column: 
         )
     text_type = corpus.schema[text_column].dataType
     if not isinstance(text_type, StringType):
-        raise BadInputError(f"the text column {text_column!r} is {text_type.simpleString()}; it must be a string")
+        raise BadInputError(
+            f"the text column {text_column!r} is {text_type.simpleString()}; it must be a string"
+        )
     return corpus.select(corpus[id_column].alias(DOC_ID), corpus[text_column].alias(TEXT))
 
 

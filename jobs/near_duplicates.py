@@ -44,7 +44,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--output", required=True, help="output directory (written atomically)")
     parser.add_argument("--config", help="TOML file with settings over conf/default.toml")
     parser.add_argument(
-        "--set", action="append", default=[], metavar="SECTION.KEY=VALUE", help="override one setting"
+        "--set",
+        action="append",
+        default=[],
+        metavar="SECTION.KEY=VALUE",
+        help="override one setting",
     )
     parser.add_argument("--overwrite", action="store_true", help="replace an existing output")
     return parser.parse_args(argv)
@@ -52,7 +56,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 def count_documents(documents: DataFrame) -> dict[str, Any]:
     """Documents read, sketched and skipped by reason: one aggregate over the written table."""
-    by_reason = {r[SKIP_REASON]: r["n"] for r in documents.groupBy(SKIP_REASON).agg(F.count(F.lit(1)).alias("n")).collect()}
+    by_reason = {
+        r[SKIP_REASON]: r["n"]
+        for r in documents.groupBy(SKIP_REASON).agg(F.count(F.lit(1)).alias("n")).collect()
+    }
     skipped = {reason: int(by_reason.get(reason, 0)) for reason in SKIP_REASONS}
     sketched = int(by_reason.get(None, 0))
     return {"read": sketched + sum(skipped.values()), "sketched": sketched, "skipped": skipped}
@@ -74,7 +81,9 @@ def check_unique_ids(documents: DataFrame) -> None:
         raise BadInputError(f"document ids must be unique; repeated ids include {examples}")
 
 
-def run(spark: SparkSession, cfg: config_module.Config, input_path: str, output_path: str) -> dict[str, Any]:
+def run(
+    spark: SparkSession, cfg: config_module.Config, input_path: str, output_path: str
+) -> dict[str, Any]:
     """Read, sketch, pair, write; returns the run summary."""
     started = time.monotonic()
     summary: dict[str, Any] = {
@@ -112,12 +121,16 @@ def run(spark: SparkSession, cfg: config_module.Config, input_path: str, output_
             k=cfg.sketch.k,
             max_exact_group=cfg.pairs.max_exact_group,
             max_posting=cfg.pairs.max_posting,
-            containment_threshold=cfg.pairs.containment_threshold if cfg.sketch.sample_mod else None,
+            containment_threshold=cfg.pairs.containment_threshold
+            if cfg.sketch.sample_mod
+            else None,
             metrics=metrics,
         ).write.parquet(out.table("pairs"))
-        counts = spark.read.parquet(out.table("pairs")).agg(
-            F.count(F.lit(1)).alias("pairs"), F.sum(F.col(EXACT).cast("long")).alias("exact")
-        ).first()
+        counts = (
+            spark.read.parquet(out.table("pairs"))
+            .agg(F.count(F.lit(1)).alias("pairs"), F.sum(F.col(EXACT).cast("long")).alias("exact"))
+            .first()
+        )
         assert counts is not None
         summary["pairs"] = {
             **metrics.as_dict(),
@@ -142,7 +155,9 @@ def run(spark: SparkSession, cfg: config_module.Config, input_path: str, output_
 
 
 def main(argv: list[str] | None = None) -> int:
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s shingling %(levelname)s %(message)s")
+    logging.basicConfig(
+        level=logging.INFO, format="%(asctime)s shingling %(levelname)s %(message)s"
+    )
     args = parse_args(argv)
     try:
         overrides = [*args.set, *(["output.overwrite=true"] if args.overwrite else [])]

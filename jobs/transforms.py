@@ -74,7 +74,14 @@ def sketch_documents(
                 ),
             )
             yield pa.RecordBatch.from_arrays(
-                [ids, pa.array(out.n_words), pa.array(out.n_shingles), out.sketch, out.text_hash, reason],
+                [
+                    ids,
+                    pa.array(out.n_words),
+                    pa.array(out.n_shingles),
+                    out.sketch,
+                    out.text_hash,
+                    reason,
+                ],
                 names=schema.fieldNames(),
             )
 
@@ -220,8 +227,12 @@ def score_pairs(
     ``relation`` is near_duplicate when jaccard reaches ``threshold``, else a_in_b or b_in_a when
     that containment reaches ``containment_threshold`` (None: never), else null.
     """
-    a = reps.select(F.col(DOC_ID).alias(DOC_A), F.col(SKETCH).alias("sa"), F.col(N_SHINGLES).alias(SHINGLES_A))
-    b = reps.select(F.col(DOC_ID).alias(DOC_B), F.col(SKETCH).alias("sb"), F.col(N_SHINGLES).alias(SHINGLES_B))
+    a = reps.select(
+        F.col(DOC_ID).alias(DOC_A), F.col(SKETCH).alias("sa"), F.col(N_SHINGLES).alias(SHINGLES_A)
+    )
+    b = reps.select(
+        F.col(DOC_ID).alias(DOC_B), F.col(SKETCH).alias("sb"), F.col(N_SHINGLES).alias(SHINGLES_B)
+    )
     ka, kb = F.slice("sa", 1, k), F.slice("sb", 1, k)
     both = F.array_intersect(ka, kb)
     union = F.array_sort(F.array_union(ka, kb))
@@ -232,15 +243,19 @@ def score_pairs(
     known_a = F.filter("sa", lambda h: bound.isNull() | (h <= bound))
     known_b = F.filter("sb", lambda h: bound.isNull() | (h <= bound))
     shared_known = F.size(F.array_intersect(known_a, known_b))
-    scored = candidates.join(a, DOC_A).join(b, DOC_B).select(
-        DOC_A,
-        DOC_B,
-        F.size(both).alias(MATCHES),
-        (F.size(F.array_intersect(sample, both)) / F.size(sample)).alias(JACCARD),
-        F.coalesce(shared_known / F.size(known_a), F.lit(0.0)).alias(CONTAINMENT_A),
-        F.coalesce(shared_known / F.size(known_b), F.lit(0.0)).alias(CONTAINMENT_B),
-        SHINGLES_A,
-        SHINGLES_B,
+    scored = (
+        candidates.join(a, DOC_A)
+        .join(b, DOC_B)
+        .select(
+            DOC_A,
+            DOC_B,
+            F.size(both).alias(MATCHES),
+            (F.size(F.array_intersect(sample, both)) / F.size(sample)).alias(JACCARD),
+            F.coalesce(shared_known / F.size(known_a), F.lit(0.0)).alias(CONTAINMENT_A),
+            F.coalesce(shared_known / F.size(known_b), F.lit(0.0)).alias(CONTAINMENT_B),
+            SHINGLES_A,
+            SHINGLES_B,
+        )
     )
     relation = F.when(F.col(JACCARD) >= threshold, F.lit(NEAR_DUPLICATE))
     if containment_threshold is not None:
@@ -290,14 +305,20 @@ def expand_groups(
         )
     )
     copies = grouped.where(F.col(GROUP_SIZE) > 1).select(
-        GROUP, DOC_ID, GROUP_SIZE, N_SHINGLES, F.size(F.slice(SKETCH, 1, k) if k else F.col(SKETCH)).alias("n")
+        GROUP,
+        DOC_ID,
+        GROUP_SIZE,
+        N_SHINGLES,
+        F.size(F.slice(SKETCH, 1, k) if k else F.col(SKETCH)).alias("n"),
     )
     # every pair within a small group; a large one only pairs its representative with each member,
     # so its cost stays linear in its size
     x = copies.where(small | (F.col(DOC_ID) == F.col(GROUP))).alias("x")
     y = copies.alias("y")
     within = x.join(
-        y, (F.col(f"x.{GROUP}") == F.col(f"y.{GROUP}")) & (F.col(f"x.{DOC_ID}") < F.col(f"y.{DOC_ID}"))
+        y,
+        (F.col(f"x.{GROUP}") == F.col(f"y.{GROUP}"))
+        & (F.col(f"x.{DOC_ID}") < F.col(f"y.{DOC_ID}")),
     ).select(
         F.col(f"x.{DOC_ID}").alias(DOC_A),
         F.col(f"y.{DOC_ID}").alias(DOC_B),
@@ -325,7 +346,11 @@ class PairMetrics:
     capped: Observation = field(default_factory=lambda: Observation("capped"))
 
     def as_dict(self) -> dict[str, int]:
-        found: dict[str, int] = {"candidate_pairs": 0, "representative_pairs": 0, "capped_documents": 0}
+        found: dict[str, int] = {
+            "candidate_pairs": 0,
+            "representative_pairs": 0,
+            "capped_documents": 0,
+        }
         for observation in (self.candidates, self.capped):
             try:
                 found.update({name: int(value or 0) for name, value in observation.get.items()})
@@ -355,7 +380,9 @@ def near_duplicate_pairs(
     reps = representatives(grouped)
     cap = max_posting or None
     prefixes = prefix_rows(bottom_k_part(reps, k=k), threshold=threshold)
-    candidates = candidate_pairs(prefixes, max_posting=cap, capped=metrics.capped if metrics else None)
+    candidates = candidate_pairs(
+        prefixes, max_posting=cap, capped=metrics.capped if metrics else None
+    )
     if containment_threshold is not None:
         excerpts = containment_candidates(reps, max_posting=cap)
         candidates = candidates.unionByName(excerpts).distinct()

@@ -46,6 +46,8 @@ __all__ = [
 ]
 
 
-def similarity(text_a: str, text_b: str, *, width: int = DEFAULT_WIDTH, k: int = DEFAULT_K) -> float:
+def similarity(
+    text_a: str, text_b: str, *, width: int = DEFAULT_WIDTH, k: int = DEFAULT_K
+) -> float:
     """The bottom-k Jaccard estimate of two texts' resemblance (see :func:`jaccard`)."""
     return jaccard(sketch(text_a, width=width, k=k), sketch(text_b, width=width, k=k))

@@ -80,7 +80,9 @@ def _ascii_word_bytes() -> np.ndarray:
 def _string_buffers(arr: pa.Array) -> tuple[np.ndarray, np.ndarray]:
     """The int64 value offsets (from 0) and the UTF-8 bytes of a string array's values."""
     arr = arr.cast(pa.large_string())
-    offsets = np.frombuffer(arr.buffers()[1], dtype=np.int64)[arr.offset : arr.offset + len(arr) + 1]
+    offsets = np.frombuffer(arr.buffers()[1], dtype=np.int64)[
+        arr.offset : arr.offset + len(arr) + 1
+    ]
     data = arr.buffers()[2]
     raw = np.frombuffer(data, dtype=np.uint8) if data is not None else np.zeros(0, dtype=np.uint8)
     return offsets - offsets[0], raw[offsets[0] : offsets[-1]]
@@ -96,7 +98,10 @@ def _word_bytes(b: np.ndarray) -> np.ndarray:
         c = [b[np.minimum(leads + j, n - 1)].astype(np.int64) & 0x3F for j in (1, 2, 3)]
         cp = np.select(
             [lead >= 0xF0, lead >= 0xE0],
-            [((lead & 0x07) << 18) | (c[0] << 12) | (c[1] << 6) | c[2], ((lead & 0x0F) << 12) | (c[0] << 6) | c[1]],
+            [
+                ((lead & 0x07) << 18) | (c[0] << 12) | (c[1] << 6) | c[2],
+                ((lead & 0x0F) << 12) | (c[0] << 6) | c[1],
+            ],
             ((lead & 0x1F) << 6) | c[0],
         )
         word = word_code_points()[np.minimum(cp, 0x10FFFF)]
@@ -150,7 +155,9 @@ def split_chars(normalized: pa.Array) -> tuple[pa.Array, np.ndarray]:
     starts = np.flatnonzero((b & 0xC0) != 0x80)  # a character starts at every non-continuation byte
     char_offsets = np.concatenate((starts, [len(b)])).astype(np.int64)
     chars = pa.Array.from_buffers(
-        pa.large_binary(), len(starts), [None, pa.py_buffer(char_offsets), pa.py_buffer(np.ascontiguousarray(b))]
+        pa.large_binary(),
+        len(starts),
+        [None, pa.py_buffer(char_offsets), pa.py_buffer(np.ascontiguousarray(b))],
     )
     return chars, np.diff(np.searchsorted(starts, offsets)).astype(np.int64)
 
@@ -162,7 +169,7 @@ def _word_hashes(words: pa.Array) -> np.ndarray:
     encoded = pc.dictionary_encode(words)
     vocabulary = encoded.dictionary
     offsets, data = _string_buffers(vocabulary.cast(pa.large_binary()).view(pa.large_string()))
-    raw = memoryview(data)
+    raw = data.data  # a memoryview of the bytes
     digest = xxhash.xxh64_intdigest
     per_word = np.fromiter(
         (digest(raw[offsets[i] : offsets[i + 1]], SEED) for i in range(len(vocabulary))),
@@ -173,7 +180,7 @@ def _word_hashes(words: pa.Array) -> np.ndarray:
 
 
 def _text_hashes(word_hashes: np.ndarray, starts: np.ndarray, counts: np.ndarray) -> pa.Int64Array:
-    lanes = memoryview(np.ascontiguousarray(word_hashes.astype("<u8")).view(np.uint8))
+    lanes = np.ascontiguousarray(word_hashes.astype("<u8")).view(np.uint8).data
     out = np.zeros(len(counts), dtype=np.uint64)
     digest = xxhash.xxh64_intdigest
     for i in np.flatnonzero(counts):

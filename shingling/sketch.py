@@ -71,8 +71,10 @@ class Sketch:
 
     def __post_init__(self) -> None:
         least = min(self.k, self.n_shingles)
-        if len(self.hashes) < least or len(self.hashes) > self.n_shingles or (
-            not self.sample_mod and len(self.hashes) != least
+        if (
+            len(self.hashes) < least
+            or len(self.hashes) > self.n_shingles
+            or (not self.sample_mod and len(self.hashes) != least)
         ):
             raise ValueError(
                 f"a sketch of {self.n_shingles} shingles with k = {self.k} and sample_mod = "

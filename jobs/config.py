@@ -13,7 +13,7 @@ import pkgutil
 import tomllib
 from dataclasses import dataclass, fields
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from jobs.errors import ConfigError
 
@@ -178,11 +178,11 @@ def _build(section: str, cls: type, values: dict[str, Any]) -> Any:
             value = float(value)
         if not isinstance(value, expected) or (expected is int and isinstance(value, bool)):
             raise ConfigError(f"{name} must be {expected.__name__}, got {value!r}")
-        if expected is float and not math.isfinite(value):  # nan passes every range comparison
+        if expected is float and not math.isfinite(cast(float, value)):  # nan passes every range comparison
             raise ConfigError(f"{name} must be a finite number, got {value!r}")
         if name in _RANGES:
             low, high = _RANGES[name]
-            number = float(value)
+            number = float(cast(float, value))
             if (low is not None and number < low) or (high is not None and number > high):
                 raise ConfigError(f"{name} = {value!r} is out of range [{low}, {high}]")
         if expected is str and not value:

@@ -58,7 +58,10 @@ def last_json(log: Path) -> dict:
     """The summary JSON a job prints last (after Spark's log lines)."""
     text = log.read_text(errors="replace")
     start = text.rfind("\n{\n")
-    return json.loads(text[start + 1 :]) if start >= 0 else {}
+    if start < 0:
+        return {}
+    summary, _ = json.JSONDecoder().raw_decode(text[start + 1 :])  # log lines may follow it
+    return dict(summary)
 
 
 def split(corpus_dir: Path, fraction: float, seed: int, work: Path) -> tuple[Path, Path, int, int]:

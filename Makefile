@@ -15,7 +15,7 @@ export PYSPARK_DRIVER_PYTHON := $(CURDIR)/$(BIN)/python
 SPARK_SUBMIT := $(BIN)/spark-submit --properties-file conf/spark-local.conf --py-files dist/shingling.zip
 
 .DEFAULT_GOAL := help
-.PHONY: help setup dist run dedup test test-cluster lint bench clean
+.PHONY: help setup dist run dedup test test-cluster lint bench bench-nightly bench-containment clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*## "} {printf "  make %-14s %s\n", $$1, $$2}'
@@ -46,12 +46,21 @@ dedup: dist ## cluster the pairs of the run in $(OUT) and write a deduplicated c
 test: $(STAMP) ## run the whole test suite
 	$(BIN)/pytest -q $(ARGS)
 
+test-cluster: $(STAMP) ## the job on a standalone cluster on loopback: equals local mode, survives a lost worker and a killed write
+	SHINGLING_REQUIRE_CLUSTER=1 $(BIN)/pytest -q tests/cluster $(ARGS)
+
 lint: $(STAMP) ## ruff and mypy
 	$(BIN)/ruff check shingling jobs tests bench
 	$(BIN)/mypy shingling jobs
 
 bench: dist ## benchmark against MinHashLSH and the scan floor (DOCS=10000 by default)
 	$(BIN)/python -m bench.run --docs $(or $(DOCS),10000) $(ARGS)
+
+bench-nightly: dist ## a nightly 1% batch against an index vs a full run, side by side (DOCS=100000)
+	$(BIN)/python -m bench.nightly_bench --docs $(or $(DOCS),100000) $(ARGS)
+
+bench-containment: dist ## containment mode on planted 1k-word excerpts of 20k-word documents
+	$(BIN)/python -m bench.containment $(ARGS)
 
 clean: ## remove the environment, build outputs and run outputs
 	rm -rf $(VENV) dist out .pytest_cache .mypy_cache .ruff_cache .hypothesis bench/work

@@ -13,6 +13,8 @@ class ExitCode(IntEnum):
     USAGE = 2  # bad arguments or config
     BAD_INPUT = 3  # the corpus is missing, unreadable or breaks the input contract
     OUTPUT_EXISTS = 4  # the output exists and --overwrite was not given
+    ALREADY_COMMITTED = 5  # nightly: a run for this date is already committed
+    INDEX_BUSY = 6  # nightly: another run holds the index lock
 
 
 class ShinglingError(Exception):

@@ -83,19 +83,19 @@ STAGING = "_staging"
 class AlreadyCommittedError(ShinglingError):
     """The index already holds a run for this date: nothing to do (the pairs are written)."""
 
-    exit_code = 5  # type: ignore[assignment]  # ExitCode has no member for it yet
+    exit_code = ExitCode.ALREADY_COMMITTED
 
 
 class IndexBusyError(ShinglingError):
     """Another run holds the index lock (or a killed run's lock on a filesystem without flock)."""
 
-    exit_code = 6  # type: ignore[assignment]
+    exit_code = ExitCode.INDEX_BUSY
 
 
 class ConcurrentCommitError(ShinglingError):
     """Another run committed a version of the index while this one was running."""
 
-    exit_code = 6  # type: ignore[assignment]
+    exit_code = ExitCode.INDEX_BUSY
 
 
 class IndexMismatchError(ShinglingError):

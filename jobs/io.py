@@ -64,6 +64,18 @@ def read_corpus(spark: SparkSession, path: str, *, id_column: str, text_column: 
     return corpus.select(corpus[id_column].alias(DOC_ID), corpus[text_column].alias(TEXT))
 
 
+def unreadable_input(error: BaseException) -> BadInputError | None:
+    """The input error inside a failed Spark action, if a file of the corpus could not be read.
+
+    Such a failure (one file of a directory whose text column has another type, a truncated file)
+    surfaces only when the data is read, deep in a Java stack trace; its first line names the file.
+    """
+    for line in str(error).splitlines():
+        if "[FAILED_READ_FILE" in line:
+            return BadInputError(f"cannot read the corpus: {line.split('] ', 1)[-1].strip()}")
+    return None
+
+
 class AtomicOutput:
     """An output directory written aside and moved into place only when complete.
 

@@ -28,10 +28,15 @@ from pyspark.sql import functions as F
 
 from jobs import config as config_module
 from jobs.errors import BadInputError, ExitCode, ShinglingError
-from jobs.io import AtomicOutput, read_corpus
+from jobs.io import AtomicOutput, read_corpus, unreadable_input
 from jobs.schemas import DOC_ID, EXACT, SKIP_REASON, SKIP_REASONS
 from jobs.session import get_session
-from jobs.transforms import PairMetrics, near_duplicate_pairs, sketch_documents
+from jobs.transforms import (
+    PairMetrics,
+    flag_repeated_ids,
+    near_duplicate_pairs,
+    sketch_documents,
+)
 
 log = logging.getLogger("shingling")
 
@@ -99,7 +104,7 @@ def run(
         )
         stage = time.monotonic()
         log.info("sketching documents (width %d, k %d)", cfg.sketch.width, cfg.sketch.k)
-        corpus.transform(
+        corpus.transform(flag_repeated_ids).transform(
             sketch_documents,
             width=cfg.sketch.width,
             k=cfg.sketch.k,
@@ -108,7 +113,6 @@ def run(
         ).write.parquet(out.table("documents"))
         documents = spark.read.parquet(out.table("documents"))
         summary["documents"] = count_documents(documents)
-        check_unique_ids(documents)
         sketch_seconds = time.monotonic() - stage
         log.info("documents: %s", json.dumps(summary["documents"]))
 
@@ -148,8 +152,11 @@ def run(
         out.write_text("config.toml", config_module.to_toml(cfg))
         out.write_json("summary.json", summary)
         out.commit()
-    except BaseException:
+    except BaseException as e:
         out.abort()
+        bad_input = unreadable_input(e) if isinstance(e, Exception) else None
+        if bad_input is not None:
+            raise bad_input from e
         raise
     return summary
 

@@ -35,7 +35,9 @@ SKIP_REASON = "skip_reason"
 SKIP_NULL_ID = "null_id"
 SKIP_NULL_TEXT = "null_text"
 SKIP_NO_WORDS = "no_words"
-SKIP_REASONS = (SKIP_NULL_ID, SKIP_NULL_TEXT, SKIP_NO_WORDS)
+SKIP_DUPLICATE_ID = "duplicate_id"  # every row of an id that appears more than once
+SKIP_INVALID_UTF8 = "invalid_utf8"  # a string column holding bytes that are not UTF-8
+SKIP_REASONS = (SKIP_NULL_ID, SKIP_DUPLICATE_ID, SKIP_NULL_TEXT, SKIP_INVALID_UTF8, SKIP_NO_WORDS)
 
 # The pair table.
 DOC_A = "doc_a"

@@ -31,6 +31,8 @@ from jobs.schemas import (
     SHINGLES_A,
     SHINGLES_B,
     SKETCH,
+    SKIP_DUPLICATE_ID,
+    SKIP_INVALID_UTF8,
     SKIP_NO_WORDS,
     SKIP_NULL_ID,
     SKIP_NULL_TEXT,
@@ -44,23 +46,39 @@ from shingling.batch import sketch_batch
 HASH = "hash"
 GROUP = "group_rep"
 GROUP_SIZE = "group_size"
+UTF8_OK = "text_is_utf8"
+REPEATED_ID = "repeated_id"
 
 
 def sketch_documents(
     docs: DataFrame, *, width: int, k: int, unit: str = "words", sample_mod: int = 0
 ) -> DataFrame:
-    """(doc_id, text) -> (doc_id, n_words, n_shingles, sketch, text_hash, skip_reason).
+    """(doc_id, text[, repeated_id]) -> (doc_id, n_words, n_shingles, sketch, text_hash, skip_reason).
 
-    One row per input row: its sketch, or a null sketch and the reason it has none. Runs
+    One row per input row: its sketch, or a null sketch and the reason it has none (rows flagged by
+    :func:`flag_repeated_ids` are skipped as ``duplicate_id``). Runs
     :func:`shingling.batch.sketch_batch` on the executors, one Arrow batch at a time; ``n_words``
     counts the tokens shingles are made of (characters when ``unit`` is "chars").
+
+    Parquet readers do not check that a string column holds UTF-8; Arrow's text kernels refuse
+    bytes that are not, and would fail the whole batch. Such a text is checked in the JVM and
+    skipped as ``invalid_utf8`` instead.
     """
     schema = documents_schema(docs.schema[DOC_ID].dataType)
+    repeated = F.col(REPEATED_ID) if REPEATED_ID in docs.columns else F.lit(False)
+    checked = docs.select(
+        DOC_ID,
+        F.when(F.is_valid_utf8(TEXT) & ~repeated, F.col(TEXT)).alias(TEXT),
+        F.coalesce(F.is_valid_utf8(TEXT), F.lit(True)).alias(UTF8_OK),
+        repeated.alias(REPEATED_ID),
+    )
 
     def sketch_batches(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         for batch in batches:
             ids, texts = batch.column(DOC_ID), batch.column(TEXT)
             null_id = pc.is_null(ids)
+            invalid = pc.invert(batch.column(UTF8_OK))
+            repeated = batch.column(REPEATED_ID)
             out = sketch_batch(
                 pc.if_else(null_id, None, texts), width=width, k=k, unit=unit, sample_mod=sample_mod
             )
@@ -68,9 +86,17 @@ def sketch_documents(
                 null_id,
                 SKIP_NULL_ID,
                 pc.if_else(
-                    pc.is_null(texts),
-                    SKIP_NULL_TEXT,
-                    pc.if_else(pc.is_null(out.sketch), SKIP_NO_WORDS, None),
+                    repeated,
+                    SKIP_DUPLICATE_ID,
+                    pc.if_else(
+                        invalid,
+                        SKIP_INVALID_UTF8,
+                        pc.if_else(
+                            pc.is_null(texts),
+                            SKIP_NULL_TEXT,
+                            pc.if_else(pc.is_null(out.sketch), SKIP_NO_WORDS, None),
+                        ),
+                    ),
                 ),
             )
             yield pa.RecordBatch.from_arrays(
@@ -85,7 +111,21 @@ def sketch_documents(
                 names=schema.fieldNames(),
             )
 
-    return docs.mapInArrow(sketch_batches, schema)
+    return checked.mapInArrow(sketch_batches, schema)
+
+
+def flag_repeated_ids(docs: DataFrame) -> DataFrame:
+    """(doc_id, text) -> (doc_id, text, repeated_id): true on every row of an id found twice or more.
+
+    Which of two rows with one id is "the" document cannot be known, so neither is sketched; the
+    summary counts them under ``duplicate_id`` and the documents table names them. Only the ids are
+    aggregated, and the (usually empty) set of repeated ids is joined back.
+    """
+    counts = docs.where(F.col(DOC_ID).isNotNull()).groupBy(DOC_ID).agg(F.count(F.lit(1)).alias("n"))
+    repeated = counts.where(F.col("n") > 1).select(DOC_ID, F.lit(True).alias(REPEATED_ID))
+    return docs.join(repeated, DOC_ID, "left").select(
+        DOC_ID, TEXT, F.coalesce(F.col(REPEATED_ID), F.lit(False)).alias(REPEATED_ID)
+    )
 
 
 def sketched_only(documents: DataFrame) -> DataFrame:
@@ -184,19 +224,34 @@ def candidate_pairs(
     return _pairs_sharing_a_hash(prefixes, prefixes).distinct()
 
 
-def containment_candidates(reps: DataFrame, *, max_posting: int | None) -> DataFrame:
-    """(doc_id, sketch) -> distinct (doc_a, doc_b): the pairs whose sketches share a hash.
+def containment_candidates(
+    reps: DataFrame, *, threshold: float, max_posting: int | None
+) -> DataFrame:
+    """(doc_id, sketch) -> distinct (doc_a, doc_b): the pairs where one may hold ``threshold`` of
+    the other.
 
-    A containment estimate counts A's hashes up to the point both sketches know, a point that
-    depends on the pair, so no fixed prefix of A's sketch is sure to hold a shared hash: every
-    shared hash is joined. Hashes in more than ``max_posting`` sketches are common text (Broder's
-    "common shingles") and are not used to find excerpts, which bounds the join.
+    A containment estimate reads A's first p hashes in value order (those both sketches know) and
+    needs ceil(threshold * p) of them shared; so one shared hash is among A's first
+    p - ceil(threshold * p) + 1, which never exceeds n - ceil(threshold * n) + 1 for A's n hashes.
+    Those value-order heads are joined against every shared hash of the other sketches: lossless.
+    Hashes in more than ``max_posting`` sketches are common text (Broder's "common shingles") and
+    are not used to find excerpts, which bounds the join.
     """
     postings = reps.select(DOC_ID, F.explode(SKETCH).alias(HASH)).join(shared_hashes(reps), HASH)
     if max_posting is not None:
         postings = postings.where(F.col("df") <= max_posting)
     rows = postings.select(DOC_ID, HASH)
-    return _pairs_sharing_a_hash(rows, rows).distinct()
+    n = F.size(SKETCH)
+    head = reps.select(
+        DOC_ID, F.explode(F.slice(SKETCH, 1, n - _min_shared(n, threshold) + 1)).alias(HASH)
+    )
+    heads = head.join(rows, [DOC_ID, HASH], "left_semi")
+    a, b = heads.alias("a"), rows.alias("b")
+    ida, idb = F.col(f"a.{DOC_ID}"), F.col(f"b.{DOC_ID}")
+    pairs = a.join(b, F.col(f"a.{HASH}") == F.col(f"b.{HASH}")).where(ida != idb)
+    return pairs.select(
+        F.least(ida, idb).alias(DOC_A), F.greatest(ida, idb).alias(DOC_B)
+    ).distinct()
 
 
 def _pairs_sharing_a_hash(left: DataFrame, right: DataFrame) -> DataFrame:
@@ -384,7 +439,7 @@ def near_duplicate_pairs(
         prefixes, max_posting=cap, capped=metrics.capped if metrics else None
     )
     if containment_threshold is not None:
-        excerpts = containment_candidates(reps, max_posting=cap)
+        excerpts = containment_candidates(reps, threshold=containment_threshold, max_posting=cap)
         candidates = candidates.unionByName(excerpts).distinct()
     scored = score_pairs(
         candidates, reps, k=k, threshold=threshold, containment_threshold=containment_threshold

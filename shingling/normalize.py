@@ -4,7 +4,8 @@ A document is normalized in three steps, always in this order:
 
 1. Unicode NFKC, so that the same text typed differently (a precomposed or a decomposed "é",
    full-width "Ａ", the ligature "ﬁ") gives the same words;
-2. lowercase, Unicode-aware (simple case mapping, code point by code point: "İ" becomes "i");
+2. lowercase, Unicode-aware (simple case mapping, code point by code point: "İ" becomes "i"), and
+   variation selectors (U+FE00-FE0F, U+E0100-E01EF: glyph choices, not letters) removed;
 3. every run of characters that are not letters, combining marks or numbers (Unicode general
    categories L*, M*, N*) becomes one space, and leading and trailing spaces are removed.
 
@@ -18,8 +19,13 @@ disagree on a character, whatever Unicode version the Python interpreter ships.
 
 from __future__ import annotations
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+
+#: Variation selectors choose a glyph (emoji or text style, a Han variant) and carry no letter: they
+#: are dropped with the fold, so "❤️" is no word and "葛󠄀城" reads "葛城".
+VARIATION_SELECTORS = r"[\x{FE00}-\x{FE0F}\x{E0100}-\x{E01EF}]"
 
 #: A run of characters that are not part of a word (RE2 syntax).
 NON_WORD_RUN = r"[^\p{L}\p{M}\p{N}]+"
@@ -31,7 +37,36 @@ def fold_array(texts: pa.Array | pa.ChunkedArray) -> pa.Array | pa.ChunkedArray:
     >>> fold_array(pa.array(["ＡBC ﬁ"])).to_pylist()
     ['abc fi']
     """
-    return pc.utf8_lower(pc.utf8_normalize(texts, form="NFKC"))
+    folded = pc.utf8_lower(pc.utf8_normalize(texts, form="NFKC"))
+    if isinstance(folded, pa.ChunkedArray):
+        folded = folded.combine_chunks()
+    marked = _has_variation_selector(folded)
+    if not marked.any():  # the usual case: spare the batch a regex pass
+        return folded
+    mask = pa.array(marked)
+    cleaned = pc.replace_substring_regex(
+        folded.filter(mask), pattern=VARIATION_SELECTORS, replacement=""
+    )
+    return pc.replace_with_mask(folded, mask, cleaned)
+
+
+def _has_variation_selector(texts: pa.Array) -> np.ndarray:
+    """Per string, whether its UTF-8 holds a variation selector (EF B8 80-8F or F3 A0 84-87 ..)."""
+    arr = texts.cast(pa.large_string())
+    offsets = np.frombuffer(arr.buffers()[1], dtype=np.int64)[arr.offset : arr.offset + len(arr) + 1]
+    data = arr.buffers()[2]
+    b = np.frombuffer(data, dtype=np.uint8) if data is not None else np.zeros(0, dtype=np.uint8)
+    if len(b) < 3:
+        return np.zeros(len(arr), dtype=bool)
+    first, second, third = b[:-2], b[1:-1], b[2:]
+    hits = np.flatnonzero(
+        ((first == 0xEF) & (second == 0xB8) & (third >= 0x80) & (third <= 0x8F))
+        | ((first == 0xF3) & (second == 0xA0) & (third >= 0x84) & (third <= 0x87))
+    )
+    hits = hits[(hits >= offsets[0]) & (hits < offsets[-1])]  # a sliced array's own bytes only
+    marked = np.zeros(len(arr), dtype=bool)
+    marked[np.searchsorted(offsets, hits, side="right") - 1] = True
+    return marked & pc.is_valid(arr).to_numpy(zero_copy_only=False)
 
 
 def normalize_array(texts: pa.Array | pa.ChunkedArray) -> pa.Array | pa.ChunkedArray:

@@ -330,9 +330,6 @@ def test_a_million_tiny_documents(tmp_path: Path) -> None:
     check_run(corpus, tmp_path / "out", run_job(tmp_path / "corpus", tmp_path / "out"))
 
 
-@pytest.mark.xfail(
-    strict=True, reason="U+FE0F (Mn) after an emoji is kept as a word: issue 8 report"
-)
 def test_variation_selectors_alone_are_not_words() -> None:
     # the emoji presentation selector is a combining mark attached to a symbol; once the symbol
     # becomes a separator, it must not stand alone as a word ("I ❤️ it" is "i it")
@@ -358,7 +355,6 @@ def test_text_of_the_wrong_type_is_refused_naming_the_column(
     assert not (tmp_path / "out").exists()
 
 
-@pytest.mark.xfail(strict=True, reason="fails with exit 1 and a Java stack trace: issue 8 report")
 def test_a_file_whose_text_has_the_wrong_type_is_refused_naming_the_file(
     spark, tmp_path: Path, capsys: pytest.CaptureFixture
 ) -> None:

@@ -224,7 +224,13 @@ def test_null_and_empty_texts_and_null_ids_are_skipped_and_counted(tmp_path: Pat
     assert summary["documents"] == {
         "read": 8,
         "sketched": 3,
-        "skipped": {"null_id": 2, "null_text": 1, "no_words": 2},
+        "skipped": {
+            "null_id": 2,
+            "duplicate_id": 0,
+            "null_text": 1,
+            "invalid_utf8": 0,
+            "no_words": 2,
+        },
     }
     reasons = pq.read_table(out / "documents").to_pydict()
     by_id = dict(zip(reasons["doc_id"], reasons["skip_reason"], strict=True))
@@ -240,16 +246,20 @@ def test_null_and_empty_texts_and_null_ids_are_skipped_and_counted(tmp_path: Pat
     assert [(p[DOC_A], p[DOC_B]) for p in pairs] == [("a", "b")]
 
 
-def test_duplicate_ids_are_refused_naming_examples(
-    tmp_path: Path, capsys: pytest.CaptureFixture
-) -> None:
+def test_repeated_ids_are_skipped_and_counted(tmp_path: Path) -> None:
     texts = paragraphs(4)
     corpus = write_corpus(
         tmp_path / "c.parquet", {"doc_id": ["x", "dup-1", "dup-1", "y"], "text": texts}
     )
-    assert run("--input", corpus, "--output", tmp_path / "out") == ExitCode.BAD_INPUT
-    assert "dup-1" in capsys.readouterr().err
-    assert not (tmp_path / "out").exists() and leftovers(tmp_path) == []
+    out = tmp_path / "out"
+    assert run("--input", corpus, "--output", out) == ExitCode.OK
+    documents = pq.read_table(out / "documents").to_pylist()
+    reasons = {(d["doc_id"], d["skip_reason"]) for d in documents}
+    assert reasons == {("x", None), ("y", None), ("dup-1", "duplicate_id")}
+    assert sum(d["doc_id"] == "dup-1" and d["sketch"] is None for d in documents) == 2
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["documents"]["skipped"]["duplicate_id"] == 2
+    assert summary["documents"]["read"] == 4 and summary["documents"]["sketched"] == 2
 
 
 def test_empty_corpus_gives_an_empty_pair_table_and_a_summary(tmp_path: Path) -> None:

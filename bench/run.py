@@ -509,9 +509,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    if not ZIP.exists():
+    sources = [*REPO.glob("shingling/**/*.py"), *REPO.glob("jobs/**/*.py")]
+    if not ZIP.exists() or ZIP.stat().st_mtime < max(p.stat().st_mtime for p in sources):
+        # spark-submit ships the zip to the workers: a stale one runs other code than jobs/
         print(
-            f"error: {ZIP.relative_to(REPO)} is missing: run `make dist` (make bench does)",
+            f"error: {ZIP.relative_to(REPO)} is missing or older than the sources: "
+            "run `make dist` (make bench does)",
             file=sys.stderr,
         )
         return 2

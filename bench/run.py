@@ -211,7 +211,11 @@ def machine() -> dict:
     import datasketch
     import pyspark
 
+    commit = subprocess.run(
+        ["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True, text=True
+    ).stdout.strip()
     return {
+        "commit": commit,
         "cpu": model,
         "cores": os.cpu_count(),
         "memory_gib": round(psutil.virtual_memory().total / 2**30, 1),
@@ -321,7 +325,7 @@ def machine_line(before: dict, after: dict) -> str:
     """The machine and its load before and after the runs."""
     return (
         f"Machine: {after['cpu']}, {after['cores']} cores, {after['memory_gib']} GiB, "
-        f"Spark local[{after['spark_cores']}], pyspark {after['pyspark']}, "
+        f"Spark local[{after['spark_cores']}], pyspark {after['pyspark']}, commit {after['commit']}, "
         f"datasketch {after['datasketch']}; load average {before['load_average']} before, "
         f"{after['load_average']} after (on a shared machine the times are noisy)."
     )

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -209,19 +210,29 @@ def candidate_pairs(
     only with the smallest of them (a star), which keeps them linked at linear cost; ``capped``, if
     given, counts the documents paired that way.
     """
-    if max_posting is not None:
-        posting = Window.partitionBy(HASH)
-        sized = prefixes.withColumn("m", F.count(F.lit(1)).over(posting)).withColumn(
-            "center", F.min(DOC_ID).over(posting)
-        )
-        small = sized.where(F.col("m") <= max_posting).select(DOC_ID, HASH)
-        star = sized.where((F.col("m") > max_posting) & (F.col(DOC_ID) != F.col("center"))).select(
-            F.col("center").alias(DOC_A), F.col(DOC_ID).alias(DOC_B)
-        )
-        if capped is not None:
-            star = star.observe(capped, F.count(F.lit(1)).alias("capped_documents"))
-        return _pairs_sharing_a_hash(small, small).unionByName(star).distinct()
-    return _pairs_sharing_a_hash(prefixes, prefixes).distinct()
+    small, star = split_postings(prefixes, max_posting=max_posting, capped=capped)
+    pairs = _pairs_sharing_a_hash(small, small)
+    return (pairs.unionByName(star) if star is not None else pairs).distinct()
+
+
+def split_postings(
+    prefixes: DataFrame, *, max_posting: int | None, capped: Observation | None = None
+) -> tuple[DataFrame, DataFrame | None]:
+    """(doc_id, hash) -> the prefix rows of postings within the cap, and (doc_a, doc_b) star pairs
+    for the postings above it (None without a cap); see :func:`candidate_pairs`."""
+    if max_posting is None:
+        return prefixes, None
+    posting = Window.partitionBy(HASH)
+    sized = prefixes.withColumn("m", F.count(F.lit(1)).over(posting)).withColumn(
+        "center", F.min(DOC_ID).over(posting)
+    )
+    small = sized.where(F.col("m") <= max_posting).select(DOC_ID, HASH)
+    star = sized.where((F.col("m") > max_posting) & (F.col(DOC_ID) != F.col("center"))).select(
+        F.col("center").alias(DOC_A), F.col(DOC_ID).alias(DOC_B)
+    )
+    if capped is not None:
+        star = star.observe(capped, F.count(F.lit(1)).alias("capped_documents"))
+    return small, star
 
 
 def containment_candidates(
@@ -288,6 +299,18 @@ def score_pairs(
     b = reps.select(
         F.col(DOC_ID).alias(DOC_B), F.col(SKETCH).alias("sb"), F.col(N_SHINGLES).alias(SHINGLES_B)
     )
+    return score_sketch_pairs(
+        candidates.join(a, DOC_A).join(b, DOC_B),
+        k=k,
+        threshold=threshold,
+        containment_threshold=containment_threshold,
+    )
+
+
+def score_sketch_pairs(
+    pairs: DataFrame, *, k: int, threshold: float = 0.0, containment_threshold: float | None = None
+) -> DataFrame:
+    """(doc_a, doc_b, sa, sb, shingles_a, shingles_b) -> the columns of :func:`score_pairs`."""
     ka, kb = F.slice("sa", 1, k), F.slice("sb", 1, k)
     both = F.array_intersect(ka, kb)
     union = F.array_sort(F.array_union(ka, kb))
@@ -298,19 +321,15 @@ def score_pairs(
     known_a = F.filter("sa", lambda h: bound.isNull() | (h <= bound))
     known_b = F.filter("sb", lambda h: bound.isNull() | (h <= bound))
     shared_known = F.size(F.array_intersect(known_a, known_b))
-    scored = (
-        candidates.join(a, DOC_A)
-        .join(b, DOC_B)
-        .select(
-            DOC_A,
-            DOC_B,
-            F.size(both).alias(MATCHES),
-            (F.size(F.array_intersect(sample, both)) / F.size(sample)).alias(JACCARD),
-            F.coalesce(shared_known / F.size(known_a), F.lit(0.0)).alias(CONTAINMENT_A),
-            F.coalesce(shared_known / F.size(known_b), F.lit(0.0)).alias(CONTAINMENT_B),
-            SHINGLES_A,
-            SHINGLES_B,
-        )
+    scored = pairs.select(
+        DOC_A,
+        DOC_B,
+        F.size(both).alias(MATCHES),
+        (F.size(F.array_intersect(sample, both)) / F.size(sample)).alias(JACCARD),
+        F.coalesce(shared_known / F.size(known_a), F.lit(0.0)).alias(CONTAINMENT_A),
+        F.coalesce(shared_known / F.size(known_b), F.lit(0.0)).alias(CONTAINMENT_B),
+        SHINGLES_A,
+        SHINGLES_B,
     )
     relation = F.when(F.col(JACCARD) >= threshold, F.lit(NEAR_DUPLICATE))
     if containment_threshold is not None:
@@ -319,6 +338,40 @@ def score_pairs(
             larger_a & (F.col(CONTAINMENT_A) >= containment_threshold), F.lit(A_IN_B)
         ).when(F.col(CONTAINMENT_B) >= containment_threshold, F.lit(B_IN_A))
     return scored.withColumn(RELATION, relation)
+
+
+def scored_prefix_pairs(
+    prefixes: DataFrame,
+    reps: DataFrame,
+    *,
+    k: int,
+    threshold: float,
+    containment_threshold: float | None = None,
+) -> DataFrame:
+    """(doc_id, hash) prefixes + reps -> scored pairs of documents sharing a prefix hash.
+
+    The prefix rows carry their sketches into the self-join, so each candidate is scored where the
+    join makes it: the candidates (millions where boilerplate is common) are never shuffled or
+    joined back to the sketches. A pair met through several hashes is scored once per hash; the
+    caller keeps one row of the passing ones.
+    """
+    full = prefixes.join(reps.select(DOC_ID, N_SHINGLES, SKETCH), DOC_ID)
+    a = full.select(
+        F.col(DOC_ID).alias(DOC_A),
+        HASH,
+        F.col(SKETCH).alias("sa"),
+        F.col(N_SHINGLES).alias(SHINGLES_A),
+    )
+    b = full.select(
+        F.col(DOC_ID).alias(DOC_B),
+        HASH,
+        F.col(SKETCH).alias("sb"),
+        F.col(N_SHINGLES).alias(SHINGLES_B),
+    )
+    joined = a.join(b, HASH).where(F.col(DOC_A) < F.col(DOC_B))
+    return score_sketch_pairs(
+        joined, k=k, threshold=threshold, containment_threshold=containment_threshold
+    )
 
 
 def expand_groups(
@@ -393,12 +446,14 @@ def expand_groups(
 class PairMetrics:
     """Counts gathered while the pair table is written (Spark observations, no extra pass).
 
-    ``candidates``: distinct candidate pairs of representatives scored, and how many passed;
+    ``scored``: candidate pairs of representatives scored (a pair met through several prefix hashes
+    counts once per hash); ``candidates``: the distinct pairs of representatives that passed;
     ``capped``: documents paired by star because a hash's prefix posting exceeded the cap.
     """
 
     candidates: Observation = field(default_factory=lambda: Observation("candidates"))
     capped: Observation = field(default_factory=lambda: Observation("capped"))
+    scored: Observation = field(default_factory=lambda: Observation("scored"))
 
     def as_dict(self) -> dict[str, int]:
         found: dict[str, int] = {
@@ -406,7 +461,7 @@ class PairMetrics:
             "representative_pairs": 0,
             "capped_documents": 0,
         }
-        for observation in (self.candidates, self.capped):
+        for observation in (self.scored, self.candidates, self.capped):
             try:
                 found.update({name: int(value or 0) for name, value in observation.get.items()})
             except Exception:  # noqa: BLE001 - Spark pruned the observed plan (no rows): counts stay 0
@@ -435,20 +490,26 @@ def near_duplicate_pairs(
     reps = representatives(grouped)
     cap = max_posting or None
     prefixes = prefix_rows(bottom_k_part(reps, k=k), threshold=threshold)
-    candidates = candidate_pairs(
+    small, star = split_postings(
         prefixes, max_posting=cap, capped=metrics.capped if metrics else None
     )
+    scoring: dict[str, Any] = {
+        "k": k,
+        "threshold": threshold,
+        "containment_threshold": containment_threshold,
+    }
+    scored = scored_prefix_pairs(small, reps, **scoring)
+    others = star
     if containment_threshold is not None:
         excerpts = containment_candidates(reps, threshold=containment_threshold, max_posting=cap)
-        candidates = candidates.unionByName(excerpts).distinct()
-    scored = score_pairs(
-        candidates, reps, k=k, threshold=threshold, containment_threshold=containment_threshold
-    )
+        others = excerpts if others is None else others.unionByName(excerpts)
+    if others is not None:
+        scored = scored.unionByName(score_pairs(others.distinct(), reps, **scoring))
     if metrics is not None:
-        scored = scored.observe(
-            metrics.candidates,
-            F.count(F.lit(1)).alias("candidate_pairs"),
-            F.count(RELATION).alias("representative_pairs"),
+        scored = scored.observe(metrics.scored, F.count(F.lit(1)).alias("candidate_pairs"))
+    rep_pairs = scored.where(F.col(RELATION).isNotNull()).dropDuplicates([DOC_A, DOC_B])
+    if metrics is not None:
+        rep_pairs = rep_pairs.observe(
+            metrics.candidates, F.count(F.lit(1)).alias("representative_pairs")
         )
-    rep_pairs = scored.where(F.col(RELATION).isNotNull())
     return expand_groups(rep_pairs, grouped, max_exact_group=max_exact_group, k=k)

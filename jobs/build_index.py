@@ -28,12 +28,12 @@ from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
 from jobs import config as config_module
-from jobs.errors import BadInputError, ExitCode, OutputExistsError, ShinglingError
+from jobs.errors import BadInputError, OutputExistsError, ShinglingError
 from jobs.index_store import IndexStore, hook
 from jobs.io import path_exists
 from jobs.nightly import check_run_date, index_settings, write_options
 from jobs.schemas import DOC_ID, SKETCH
-from jobs.session import get_session
+from jobs.session import run_job
 from shingling.index import Manifest
 
 log = logging.getLogger("shingling")
@@ -139,26 +139,18 @@ def main(argv: list[str] | None = None) -> int:
     except ShinglingError as e:
         print(f"error: {e}", file=sys.stderr)
         return int(e.exit_code)
-    spark, created = get_session("shingling build_index", defaults.spark)
-    try:
-        summary = build(
+    return run_job(
+        "shingling build_index",
+        defaults.spark,
+        lambda spark: build(
             spark,
             run_path=args.run,
             index_path=args.index,
             run_date=run_date,
             pairs_path=args.output,
-        )
-    except ShinglingError as e:
-        print(f"error: {e}", file=sys.stderr)
-        return int(e.exit_code)
-    except Exception:
-        log.exception("building the index failed; nothing was committed")
-        return int(ExitCode.FAILED)
-    finally:
-        if created:
-            spark.stop()
-    print(json.dumps(summary, indent=2))
-    return int(ExitCode.OK)
+        ),
+        failed="building the index failed; nothing was committed",
+    )
 
 
 if __name__ == "__main__":

@@ -38,7 +38,7 @@ from pyspark.sql import functions as F
 
 from jobs import config as config_module
 from jobs.clusters import CLUSTER_ID, CLUSTER_SIZE, connected_components
-from jobs.errors import BadInputError, ConfigError, ExitCode, ShinglingError
+from jobs.errors import BadInputError, ConfigError, ShinglingError
 from jobs.io import AtomicOutput, path_exists, read_corpus
 from jobs.keep import (
     choose_kept,
@@ -48,7 +48,7 @@ from jobs.keep import (
     removed_documents,
 )
 from jobs.schemas import DOC_A, DOC_B, DOC_ID, EXACT
-from jobs.session import get_session
+from jobs.session import run_job
 from jobs.verify import (
     decided_pairs,
     exact_scores,
@@ -315,8 +315,8 @@ def main(argv: list[str] | None = None) -> int:
     except ShinglingError as e:
         print(f"error: {e}", file=sys.stderr)
         return int(e.exit_code)
-    spark, created = get_session("shingling dedup", given.spark)
-    try:
+
+    def work(spark: SparkSession) -> dict[str, Any]:
         run_config = read_run_config(spark, args.run)
         check_not_overriding_run(args.config, args.set, run_config)
         overrides = [
@@ -326,18 +326,11 @@ def main(argv: list[str] | None = None) -> int:
         ]
         cfg = config_module.load(args.config, overrides)
         log.info("config:\n%s", config_module.to_toml(cfg))
-        summary = run(spark, cfg, args.input, args.run, args.output)
-    except ShinglingError as e:
-        print(f"error: {e}", file=sys.stderr)
-        return int(e.exit_code)
-    except Exception:
-        log.exception("the run failed; the output was not written")
-        return int(ExitCode.FAILED)
-    finally:
-        if created:
-            spark.stop()
-    print(json.dumps({k: v for k, v in summary.items() if k != "config"}, indent=2))
-    return int(ExitCode.OK)
+        return run(spark, cfg, args.input, args.run, args.output)
+
+    return run_job(
+        "shingling dedup", given.spark, work, failed="the run failed; the output was not written"
+    )
 
 
 if __name__ == "__main__":

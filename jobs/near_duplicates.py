@@ -27,10 +27,10 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from jobs import config as config_module
-from jobs.errors import BadInputError, ExitCode, ShinglingError
+from jobs.errors import BadInputError, ShinglingError
 from jobs.io import AtomicOutput, read_corpus, unreadable_input
 from jobs.schemas import DOC_ID, EXACT, SKIP_REASON, SKIP_REASONS
-from jobs.session import get_session
+from jobs.session import run_job
 from jobs.transforms import (
     PairMetrics,
     flag_repeated_ids,
@@ -173,20 +173,12 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {e}", file=sys.stderr)
         return int(e.exit_code)
     log.info("config:\n%s", config_module.to_toml(cfg))
-    spark, created = get_session("shingling near_duplicates", cfg.spark)
-    try:
-        summary = run(spark, cfg, args.input, args.output)
-    except ShinglingError as e:
-        print(f"error: {e}", file=sys.stderr)
-        return int(e.exit_code)
-    except Exception:
-        log.exception("the run failed; the output was not written")
-        return int(ExitCode.FAILED)
-    finally:
-        if created:
-            spark.stop()
-    print(json.dumps({k: v for k, v in summary.items() if k != "config"}, indent=2))
-    return int(ExitCode.OK)
+    return run_job(
+        "shingling near_duplicates",
+        cfg.spark,
+        lambda spark: run(spark, cfg, args.input, args.output),
+        failed="the run failed; the output was not written",
+    )
 
 
 if __name__ == "__main__":

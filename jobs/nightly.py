@@ -36,7 +36,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from jobs import config as config_module
-from jobs.errors import BadInputError, ConfigError, ExitCode, OutputExistsError, ShinglingError
+from jobs.errors import BadInputError, ConfigError, OutputExistsError, ShinglingError
 from jobs.incremental import nightly_pairs
 from jobs.index_store import (
     AlreadyCommittedError,
@@ -48,7 +48,7 @@ from jobs.index_store import (
 from jobs.io import read_corpus
 from jobs.near_duplicates import check_unique_ids, count_documents
 from jobs.schemas import DOC_ID, EXACT
-from jobs.session import get_session
+from jobs.session import run_job
 from jobs.transforms import sketch_documents
 from shingling.index import Manifest
 
@@ -301,9 +301,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {e}", file=sys.stderr)
         return int(e.exit_code)
     log.info("config:\n%s", config_module.to_toml(cfg))
-    spark, created = get_session("shingling nightly", cfg.spark)
-    try:
-        summary = run(
+    return run_job(
+        "shingling nightly",
+        cfg.spark,
+        lambda spark: run(
             spark,
             cfg,
             batch_path=args.batch,
@@ -311,18 +312,9 @@ def main(argv: list[str] | None = None) -> int:
             pairs_path=args.output,
             run_date=run_date,
             break_lock=args.break_lock,
-        )
-    except ShinglingError as e:
-        print(f"error: {e}", file=sys.stderr)
-        return int(e.exit_code)
-    except Exception:
-        log.exception("the run failed; the index and the pair table are unchanged")
-        return int(ExitCode.FAILED)
-    finally:
-        if created:
-            spark.stop()
-    print(json.dumps(summary, indent=2))
-    return int(ExitCode.OK)
+        ),
+        failed="the run failed; the index and the pair table are unchanged",
+    )
 
 
 if __name__ == "__main__":

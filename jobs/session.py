@@ -2,8 +2,18 @@
 
 from __future__ import annotations
 
+import json
+import logging
+import sys
+from collections.abc import Callable
+from typing import Any
+
 from pyspark import SparkConf, SparkContext
 from pyspark.sql import SparkSession
+
+from jobs.errors import ExitCode, ShinglingError
+
+log = logging.getLogger("shingling")
 
 
 def get_session(app_name: str, settings: dict[str, str]) -> tuple[SparkSession, bool]:
@@ -25,3 +35,32 @@ def get_session(app_name: str, settings: dict[str, str]) -> tuple[SparkSession, 
     spark = SparkSession.builder.appName(app_name).config(conf=conf).getOrCreate()
     spark.sparkContext.setLogLevel("WARN")
     return spark, True
+
+
+def run_job(
+    app_name: str,
+    settings: dict[str, str],
+    work: Callable[[SparkSession], dict[str, Any]],
+    *,
+    failed: str,
+) -> int:
+    """Run ``work`` in a session and print its summary; every failure becomes its exit code.
+
+    A :class:`~jobs.errors.ShinglingError` prints its message and returns its code; anything else
+    is logged with ``failed`` (what the user can count on, e.g. "the output was not written") and
+    returns 1. A session created here is stopped whatever happens.
+    """
+    spark, created = get_session(app_name, settings)
+    try:
+        summary = work(spark)
+    except ShinglingError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return int(e.exit_code)
+    except Exception:
+        log.exception(failed)
+        return int(ExitCode.FAILED)
+    finally:
+        if created:
+            spark.stop()
+    print(json.dumps({k: v for k, v in summary.items() if k != "config"}, indent=2))
+    return int(ExitCode.OK)

@@ -340,6 +340,21 @@ def score_sketch_pairs(
     return scored.withColumn(RELATION, relation)
 
 
+def _may_reach(k: int, threshold: float) -> Column:
+    """Whether a pair (sa, sb) may have a Jaccard estimate of ``threshold``: a cheap, lossless test.
+
+    The estimate's sample is the k smallest hashes of the union of the two bottom-k parts (all of
+    it when both are whole sets), so it holds at least min(k, max(|Sa|, |Sb|)) hashes, and its
+    shared ones are among the hashes both parts hold. A pair whose parts share fewer than the
+    threshold's share of that size cannot reach it. Most pairs met through a prefix hash share
+    that one hash and little else (two documents quoting one sentence), and one set intersection
+    tells them apart from a near-duplicate before the full estimate is computed.
+    """
+    ka, kb = F.slice("sa", 1, k), F.slice("sb", 1, k)
+    sample = F.least(F.lit(k), F.greatest(F.size(ka), F.size(kb)))
+    return F.size(F.array_intersect(ka, kb)) >= _min_shared(sample, threshold)
+
+
 def scored_prefix_pairs(
     prefixes: DataFrame,
     reps: DataFrame,
@@ -350,10 +365,12 @@ def scored_prefix_pairs(
 ) -> DataFrame:
     """(doc_id, hash) prefixes + reps -> scored pairs of documents sharing a prefix hash.
 
-    The prefix rows carry their sketches into the self-join, so each candidate is scored where the
-    join makes it: the candidates (millions where boilerplate is common) are never shuffled or
-    joined back to the sketches. A pair met through several hashes is scored once per hash; the
-    caller keeps one row of the passing ones.
+    The prefix rows carry their sketches into the self-join, so each candidate is tested where the
+    join makes it: the candidates (millions where documents quote common text) are never shuffled
+    or joined back to the sketches, and those that cannot reach the threshold (:func:`_may_reach`,
+    most of them) are dropped before the estimate is computed. (With ``containment_threshold`` the
+    test is skipped: a pair may be an excerpt whatever its Jaccard estimate.) A pair met through
+    several hashes is scored once per hash; the caller keeps one row of the passing ones.
     """
     full = prefixes.join(reps.select(DOC_ID, N_SHINGLES, SKETCH), DOC_ID)
     a = full.select(
@@ -369,6 +386,8 @@ def scored_prefix_pairs(
         F.col(N_SHINGLES).alias(SHINGLES_B),
     )
     joined = a.join(b, HASH).where(F.col(DOC_A) < F.col(DOC_B))
+    if containment_threshold is None:
+        joined = joined.where(_may_reach(k, threshold))
     return score_sketch_pairs(
         joined, k=k, threshold=threshold, containment_threshold=containment_threshold
     )
@@ -446,8 +465,8 @@ def expand_groups(
 class PairMetrics:
     """Counts gathered while the pair table is written (Spark observations, no extra pass).
 
-    ``scored``: candidate pairs of representatives scored (a pair met through several prefix hashes
-    counts once per hash); ``candidates``: the distinct pairs of representatives that passed;
+    ``scored``: candidate pairs of representatives scored, those the prefix join met that passed
+    :func:`_may_reach` (a pair met through several prefix hashes counts once per hash); ``candidates``: the distinct pairs of representatives that passed;
     ``capped``: documents paired by star because a hash's prefix posting exceeded the cap.
     """
 

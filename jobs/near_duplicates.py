@@ -27,9 +27,9 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from jobs import config as config_module
-from jobs.errors import BadInputError, ShinglingError
+from jobs.errors import ShinglingError
 from jobs.io import AtomicOutput, read_corpus, unreadable_input
-from jobs.schemas import DOC_ID, EXACT, SKIP_REASON, SKIP_REASONS
+from jobs.schemas import EXACT, SKIP_REASON, SKIP_REASONS
 from jobs.session import run_job
 from jobs.transforms import (
     PairMetrics,
@@ -68,22 +68,6 @@ def count_documents(documents: DataFrame) -> dict[str, Any]:
     skipped = {reason: int(by_reason.get(reason, 0)) for reason in SKIP_REASONS}
     sketched = int(by_reason.get(None, 0))
     return {"read": sketched + sum(skipped.values()), "sketched": sketched, "skipped": skipped}
-
-
-def check_unique_ids(documents: DataFrame) -> None:
-    """Refuse a corpus whose ids repeat, naming a few of them."""
-    repeated = (
-        documents.where(F.col(DOC_ID).isNotNull())
-        .groupBy(DOC_ID)
-        .count()
-        .where(F.col("count") > 1)
-        .orderBy(F.col("count").desc(), DOC_ID)
-        .limit(5)
-        .collect()
-    )
-    if repeated:
-        examples = ", ".join(f"{r[DOC_ID]!r} ({r['count']} times)" for r in repeated)
-        raise BadInputError(f"document ids must be unique; repeated ids include {examples}")
 
 
 def run(

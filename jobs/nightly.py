@@ -9,16 +9,18 @@ them to the pair table as the partition ``pairs/run_date=<date>/``, and adds the
 as a new segment, all committed at once (see jobs/index_store.py for the protocol). An index that
 does not exist yet is created by the first run. Documents whose id is already in the index replace
 their old version; the pairs made with the old version stay in their run's partition (see
-:func:`jobs.incremental.current_pairs` and docs/nightly.md).
+:func:`jobs.incremental.current_pairs` and docs/nightly.md). As in the full run, every row of an id
+found twice or more in the batch is skipped as ``duplicate_id`` and counted in the summary; such
+rows are not added to the index and make no pairs (an indexed version of the id stays as it was).
 
 A run date can be committed once: re-running it changes nothing and exits 5, so a scheduler may
 retry freely. Run dates must increase.
 
 Exit codes: 0 committed; 1 internal failure (nothing committed); 2 bad arguments or config, a run
 date before the index's last one, or settings that differ from the index's; 3 bad input (batch
-missing, unreadable, wrong columns, repeated ids, or an id type other than the index's); 4 the pair
-table holds a partition for this date that the index does not know; 5 this run date is already
-committed; 6 another run holds the index (or committed meanwhile).
+missing, unreadable, wrong columns, or an id type other than the index's); 4 the pair table holds a
+partition for this date that the index does not know; 5 this run date is already committed;
+6 another run holds the index (or committed meanwhile).
 """
 
 from __future__ import annotations
@@ -46,10 +48,10 @@ from jobs.index_store import (
     hook,
 )
 from jobs.io import read_corpus
-from jobs.near_duplicates import check_unique_ids, count_documents
-from jobs.schemas import DOC_ID, EXACT
+from jobs.near_duplicates import count_documents
+from jobs.schemas import DOC_ID, EXACT, SKIP_DUPLICATE_ID, SKIP_NULL_ID, SKIP_REASON
 from jobs.session import run_job
-from jobs.transforms import sketch_documents
+from jobs.transforms import flag_repeated_ids, sketch_documents
 from shingling.index import Manifest
 
 log = logging.getLogger("shingling")
@@ -133,18 +135,37 @@ def check_base(base: Manifest, run_date: str, settings: dict[str, Any]) -> None:
         )
 
 
-def sketch_batch_documents(corpus: DataFrame, *, width: int, k: int, files: int) -> DataFrame:
-    """(doc_id, text) -> documents table rows of the non-null ids, range-partitioned by id.
+def unusable_ids(corpus: DataFrame) -> dict[str, int]:
+    """(doc_id, ...) -> rows the index cannot take, by skip reason: a null id, or an id found twice
+    or more (every such row). One aggregate over the id column only."""
+    per_id = corpus.groupBy(DOC_ID).agg(F.count(F.lit(1)).alias("n"))
+    row = per_id.agg(
+        F.sum(F.when(F.col(DOC_ID).isNull(), F.col("n"))).alias(SKIP_NULL_ID),
+        F.sum(F.when(F.col(DOC_ID).isNotNull() & (F.col("n") > 1), F.col("n"))).alias(
+            SKIP_DUPLICATE_ID
+        ),
+    ).first()
+    assert row is not None
+    return {reason: int(row[reason] or 0) for reason in (SKIP_NULL_ID, SKIP_DUPLICATE_ID)}
 
-    The corpus is partitioned and sorted by id before sketching, so the segment is written in id
-    order without sampling (and so re-running) the sketching for the range bounds.
+
+def sketch_batch_documents(corpus: DataFrame, *, width: int, k: int, files: int) -> DataFrame:
+    """(doc_id, text) -> documents table rows of the ids found once, range-partitioned by id.
+
+    As in the full run, every row of a repeated id is flagged by :func:`flag_repeated_ids` and
+    skipped as ``duplicate_id``; those rows are then left out, as null ids are, since the index
+    holds one row per id and which row would be the document cannot be known. The corpus is
+    partitioned and sorted by id before sketching, so the segment is written in id order without
+    sampling (and so re-running) the sketching for the range bounds.
     """
     ordered = (
         corpus.where(F.col(DOC_ID).isNotNull())
+        .transform(flag_repeated_ids)
         .repartitionByRange(files, DOC_ID)
         .sortWithinPartitions(DOC_ID)
     )
-    return ordered.transform(sketch_documents, width=width, k=k)
+    sketched = ordered.transform(sketch_documents, width=width, k=k)
+    return sketched.where(~F.col(SKIP_REASON).eqNullSafe(SKIP_DUPLICATE_ID))
 
 
 def run(
@@ -194,7 +215,7 @@ def run(
         try:
             stage = time.monotonic()
             log.info("sketching the batch (width %d, k %d)", cfg.sketch.width, cfg.sketch.k)
-            null_ids = corpus.where(F.col(DOC_ID).isNull()).count()  # a scan of the id column only
+            unusable = unusable_ids(corpus)
             rows = corpus.count()  # from the Parquet footers: sizes the segment's files
             sketched = sketch_batch_documents(
                 corpus,
@@ -204,9 +225,10 @@ def run(
             )
             documents = tx.write_documents(sketched, options)
             counts = count_documents(documents)
-            counts["skipped"]["null_id"] += null_ids
-            counts["read"] += null_ids
-            check_unique_ids(documents)
+            segment_documents = counts["read"]
+            for reason, n in unusable.items():
+                counts["skipped"][reason] += n
+                counts["read"] += n
             seconds["sketch"] = time.monotonic() - stage
             log.info("batch: %s", json.dumps(counts))
             hook("sketched")
@@ -244,9 +266,7 @@ def run(
             hook("pairs_staged")
 
             stage = time.monotonic()
-            info = tx.write_index(
-                live, documents=counts["read"] - counts["skipped"]["null_id"], options=options
-            )
+            info = tx.write_index(live, documents=segment_documents, options=options)
             seconds["index"] = time.monotonic() - stage
             hook("index_written")
 

@@ -181,6 +181,41 @@ def test_document_arriving_again_replaces_its_sketch(spark, corpus, tmp_path):
     assert len(row) == 1 and row[0]["added"] == "2026-12-02"
 
 
+def test_repeated_ids_in_a_batch_are_skipped_and_the_rest_is_processed(spark, corpus, tmp_path):
+    # night 2 sends an indexed id twice and a new id twice; the new id's rows copy texts of other
+    # batch documents, so they would make exact-duplicate pairs if either row were sketched
+    ids = corpus["doc_id"].to_pylist()
+    texts = corpus["text"].to_pylist()
+    perm = np.random.default_rng(5).permutation(len(ids))
+    first, rest = perm[:300], perm[300:]
+    indexed_id, new_id = ids[first[0]], "repeated-in-the-batch"
+    run_night(spark, tmp_path, write_batch(corpus, first, tmp_path / "b1.parquet"), "2026-12-01")
+    second = pa.table({
+        "doc_id": [ids[i] for i in rest] + [indexed_id, indexed_id, new_id, new_id],
+        "text": [texts[i] for i in rest] + [texts[rest[0]], texts[rest[1]]] * 2,
+    })  # fmt: skip
+    pq.write_table(second, tmp_path / "b2.parquet")
+
+    summary = run_night(spark, tmp_path, str(tmp_path / "b2.parquet"), "2026-12-02")
+    batch = summary["batch_documents"]
+    assert summary["status"] == "committed"
+    assert batch["skipped"]["duplicate_id"] == 4
+    assert batch["read"] == second.num_rows
+    assert batch["sketched"] + sum(batch["skipped"].values()) == batch["read"]
+    assert batch["replaced"] == 0  # the indexed id keeps its version
+    assert summary["index"]["documents_after"] == len(ids)
+
+    reader = open_index(str(tmp_path / "index"))
+    assert reader.documents([new_id]).num_rows == 0
+    assert reader.documents([indexed_id], columns=["doc_id", "added"]).to_pylist() == [
+        {"doc_id": indexed_id, "added": "2026-12-01"}
+    ]
+    pairs = pair_table(spark, tmp_path)
+    assert pairs.where((F.col("doc_a") == new_id) | (F.col("doc_b") == new_id)).count() == 0
+    # the other batch documents are paired as always: the pairs of one full run over the corpus
+    assertDataFrameEqual(pairs.drop("run_date"), full_pairs(spark, corpus))
+
+
 # -- kills and races: the job as spark-submit runs it ---------------------------------------------
 
 

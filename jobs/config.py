@@ -6,6 +6,7 @@ a message that names them.
 
 from __future__ import annotations
 
+import argparse
 import dataclasses
 import json
 import math
@@ -215,6 +216,28 @@ def load(path: str | Path | None = None, overrides: list[str] | tuple[str, ...] 
     return Config(
         **{name: _build(name, cls, merged[name]) for name, cls in _SECTIONS.items()}, spark=spark
     )
+
+
+def add_config_arguments(parser: argparse.ArgumentParser, *, overwrite: bool = True) -> None:
+    """Add the options every entry point reads its config from: --config, --set, --overwrite.
+
+    ``overwrite=False`` leaves out --overwrite, for a job that has no output to replace.
+
+    >>> parser = argparse.ArgumentParser()
+    >>> add_config_arguments(parser, overwrite=False)
+    >>> parser.parse_args(["--set", "sketch.k=64", "--set", "pairs.threshold=0.7"])
+    Namespace(config=None, set=['sketch.k=64', 'pairs.threshold=0.7'])
+    """
+    parser.add_argument("--config", help="TOML file with settings over conf/default.toml")
+    parser.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="SECTION.KEY=VALUE",
+        help="override one setting",
+    )
+    if overwrite:
+        parser.add_argument("--overwrite", action="store_true", help="replace an existing output")
 
 
 def to_toml(config: Config) -> str:

@@ -47,15 +47,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     )
     parser.add_argument("--input", required=True, help="Parquet file or directory of the corpus")
     parser.add_argument("--output", required=True, help="output directory (written atomically)")
-    parser.add_argument("--config", help="TOML file with settings over conf/default.toml")
-    parser.add_argument(
-        "--set",
-        action="append",
-        default=[],
-        metavar="SECTION.KEY=VALUE",
-        help="override one setting",
-    )
-    parser.add_argument("--overwrite", action="store_true", help="replace an existing output")
+    config_module.add_config_arguments(parser)
     return parser.parse_args(argv)
 
 

@@ -69,14 +69,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     )
     parser.add_argument("--output", required=True, help="the pair table, partitioned by run_date")
     parser.add_argument("--run-date", required=True, help="this run's date, YYYY-MM-DD")
-    parser.add_argument("--config", help="TOML file with settings over conf/default.toml")
-    parser.add_argument(
-        "--set",
-        action="append",
-        default=[],
-        metavar="SECTION.KEY=VALUE",
-        help="override one setting",
-    )
+    config_module.add_config_arguments(parser, overwrite=False)
     parser.add_argument(
         "--break-lock",
         action="store_true",

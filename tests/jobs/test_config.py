@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import argparse
 import tomllib
 from dataclasses import asdict
 from pathlib import Path
 
 import pytest
 
-from jobs.config import DEFAULTS_PATH, Config, load, to_toml
+from jobs import dedup, near_duplicates, nightly
+from jobs.config import DEFAULTS_PATH, Config, add_config_arguments, load, to_toml
 from jobs.errors import ConfigError, ExitCode
 
 DEFAULTS_TOML = tomllib.loads(DEFAULTS_PATH.read_text(encoding="utf-8"))
@@ -154,3 +156,46 @@ def test_a_section_that_is_not_a_table_is_refused(tmp_path: Path) -> None:
     path.write_text("sketch = 4\n", encoding="utf-8")
     with pytest.raises(ConfigError, match=r"\[sketch\]"):
         load(path)
+
+
+def test_config_arguments_read_a_file_overrides_in_order_and_overwrite() -> None:
+    parser = argparse.ArgumentParser()
+    add_config_arguments(parser)
+    assert vars(parser.parse_args([])) == {"config": None, "set": [], "overwrite": False}
+    argv = ["--set", "sketch.k=64", "--config", "x.toml", "--set", "sketch.k=32", "--overwrite"]
+    assert vars(parser.parse_args(argv)) == {
+        "config": "x.toml",
+        "set": ["sketch.k=64", "sketch.k=32"],
+        "overwrite": True,
+    }
+
+
+def test_config_arguments_without_overwrite_refuse_it() -> None:
+    parser = argparse.ArgumentParser()
+    add_config_arguments(parser, overwrite=False)
+    assert vars(parser.parse_args([])) == {"config": None, "set": []}
+    with pytest.raises(SystemExit) as refused:
+        parser.parse_args(["--overwrite"])
+    assert refused.value.code == 2
+
+
+@pytest.mark.parametrize(
+    ("parse_args", "required", "has_overwrite"),
+    [
+        (near_duplicates.parse_args, ["--input", "c", "--output", "o"], True),
+        (dedup.parse_args, ["--input", "c", "--run", "r", "--output", "o"], True),
+        (
+            nightly.parse_args,
+            ["--batch", "b", "--index", "i", "--output", "p", "--run-date", "2026-12-01"],
+            False,
+        ),
+    ],
+)
+def test_entry_points_take_the_config_arguments(parse_args, required, has_overwrite) -> None:
+    args = parse_args([*required, "--config", "x.toml", "--set", "a.b=1", "--set", "c.d=2"])
+    assert (args.config, args.set) == ("x.toml", ["a.b=1", "c.d=2"])
+    assert parse_args(required).set == []
+    if has_overwrite:
+        assert parse_args([*required, "--overwrite"]).overwrite is True
+    else:
+        assert not hasattr(args, "overwrite")

@@ -115,16 +115,24 @@ def sketch_documents(
     return checked.mapInArrow(sketch_batches, schema)
 
 
-def flag_repeated_ids(docs: DataFrame) -> DataFrame:
+def repeated_ids(docs: DataFrame) -> DataFrame:
+    """(doc_id, ...) -> (doc_id): the ids found on two rows or more (only the ids are read)."""
+    counts = docs.where(F.col(DOC_ID).isNotNull()).groupBy(DOC_ID).agg(F.count(F.lit(1)).alias("n"))
+    return counts.where(F.col("n") > 1).select(DOC_ID)
+
+
+def flag_repeated_ids(docs: DataFrame, repeated: DataFrame | None = None) -> DataFrame:
     """(doc_id, text) -> (doc_id, text, repeated_id): true on every row of an id found twice or more.
 
     Which of two rows with one id is "the" document cannot be known, so neither is sketched; the
-    summary counts them under ``duplicate_id`` and the documents table names them. Only the ids are
-    aggregated, and the (usually empty) set of repeated ids is joined back.
+    summary counts them under ``duplicate_id`` and the documents table names them. ``repeated``:
+    those ids if already computed (:func:`repeated_ids`); the caller may mark it for broadcast when
+    it is small, so that the texts are not shuffled to meet it.
     """
-    counts = docs.where(F.col(DOC_ID).isNotNull()).groupBy(DOC_ID).agg(F.count(F.lit(1)).alias("n"))
-    repeated = counts.where(F.col("n") > 1).select(DOC_ID, F.lit(True).alias(REPEATED_ID))
-    return docs.join(repeated, DOC_ID, "left").select(
+    if repeated is None:
+        repeated = repeated_ids(docs)
+    flags = repeated.select(DOC_ID, F.lit(True).alias(REPEATED_ID))
+    return docs.join(flags, DOC_ID, "left").select(
         DOC_ID, TEXT, F.coalesce(F.col(REPEATED_ID), F.lit(False)).alias(REPEATED_ID)
     )
 
@@ -151,11 +159,6 @@ def representatives(grouped: DataFrame) -> DataFrame:
     return grouped.where(F.col(DOC_ID) == F.col(GROUP)).select(DOC_ID, N_SHINGLES, SKETCH)
 
 
-def bottom_k_part(reps: DataFrame, *, k: int) -> DataFrame:
-    """(doc_id, n_shingles, sketch) -> the same with each sketch cut to its k smallest hashes."""
-    return reps.withColumn(SKETCH, F.slice(SKETCH, 1, k))
-
-
 def _min_shared(size: Column, threshold: float) -> Column:
     # The fewest shared hashes a pair with this sketch size can have and still reach the threshold,
     # rounded down (a hair below the exact product) so that float error can only lengthen prefixes.
@@ -168,25 +171,38 @@ def shared_hashes(reps: DataFrame) -> DataFrame:
     return exploded.groupBy(HASH).agg(F.count(F.lit(1)).alias("df")).where(F.col("df") >= 2)
 
 
-def _rarest_prefixes(reps: DataFrame, min_shared: Callable[[Column], Column]) -> DataFrame:
-    """(doc_id, sketch) -> (doc_id, hash): of each sketch's first n - min_shared(n) + 1 hashes in
-    rarest-first order, those found in another sketch too."""
-    n = F.size(SKETCH)
-    exploded = reps.select(DOC_ID, n.alias("n"), F.explode(SKETCH).alias(HASH))
-    matched = exploded.join(shared_hashes(reps), HASH)
-    per_doc = matched.groupBy(DOC_ID).agg(
-        F.first("n").alias("n"), F.array_sort(F.collect_list(F.struct("df", HASH))).alias("shared")
+def _rarest_prefixes(
+    reps: DataFrame, min_shared: Callable[[Column], Column], *, k: int | None = None
+) -> DataFrame:
+    """(doc_id, sketch, ...) -> (hash, doc_id, sketch, ...): of each sketch's first
+    n - min_shared(n) + 1 hashes in rarest-first order, those found in another sketch too; each
+    row carries its document's columns. ``k``: use each sketch's k smallest hashes (None: all).
+
+    Three shuffles: the (hash, doc_id) rows by hash (document frequencies, as a window, so the
+    rows need no join back), the rows of shared hashes by document (each sketch's order), and the
+    sketches themselves by document (to travel with the prefix rows into the pair join).
+    """
+    part = F.slice(SKETCH, 1, k) if k else F.col(SKETCH)
+    exploded = reps.select(DOC_ID, F.explode(part).alias(HASH))
+    frequency = exploded.withColumn("df", F.count(F.lit(1)).over(Window.partitionBy(HASH)))
+    per_doc = (
+        frequency.where(F.col("df") >= 2)
+        .groupBy(DOC_ID)
+        .agg(F.array_sort(F.collect_list(F.struct("df", HASH))).alias("shared"))
     )
-    unshared = F.col("n") - F.size("shared")
-    keep = F.col("n") - min_shared(F.col("n")) + 1 - unshared
-    prefixes = per_doc.where(keep > 0).select(
-        DOC_ID, F.explode(F.slice("shared", 1, F.greatest(keep, F.lit(1)))).alias("key")
+    n = F.size(part)
+    unshared = n - F.size("shared")
+    keep = n - min_shared(n) + 1 - unshared
+    prefixes = per_doc.join(reps, DOC_ID).where(keep > 0)
+    rows = prefixes.select(
+        F.explode(F.slice("shared", 1, F.greatest(keep, F.lit(1)))).alias("key"), *reps.columns
     )
-    return prefixes.select(DOC_ID, F.col(f"key.{HASH}").alias(HASH))
+    return rows.select(F.col(f"key.{HASH}").alias(HASH), *reps.columns)
 
 
-def prefix_rows(reps: DataFrame, *, threshold: float) -> DataFrame:
-    """(doc_id, sketch) -> (doc_id, hash): the part of each sketch's prefix that can meet another.
+def prefix_rows(reps: DataFrame, *, threshold: float, k: int | None = None) -> DataFrame:
+    """(doc_id, sketch, ...) -> (hash, doc_id, sketch, ...): the part of each sketch's prefix that
+    can meet another, with the document's columns; ``k``: prefixes of the bottom-k parts.
 
     Prefix filtering (Bayardo et al. 2007) is lossless: a pair whose estimate reaches the threshold
     shares at least t = ceil(threshold * n) of the n hashes of either sketch, so under any global
@@ -194,10 +210,9 @@ def prefix_rows(reps: DataFrame, *, threshold: float) -> DataFrame:
     frequency, then hash), which keeps hot hashes (boilerplate, templates) out of the join unless a
     sketch holds nothing rarer. A hash in one sketch only (df = 1) comes first and can meet nothing,
     so it is never materialized: a sketch with u such hashes keeps the p - u rarest of its shared
-    ones. Most documents of a corpus have no near-duplicate; their prefixes are empty, and only the
-    rows of shared hashes (usually a small table, joined by broadcast) travel beyond one aggregation.
+    ones. Most documents of a corpus have no near-duplicate; their prefixes are empty.
     """
-    return _rarest_prefixes(reps, lambda n: _min_shared(n, threshold))
+    return _rarest_prefixes(reps, lambda n: _min_shared(n, threshold), k=k)
 
 
 def candidate_pairs(
@@ -218,15 +233,16 @@ def candidate_pairs(
 def split_postings(
     prefixes: DataFrame, *, max_posting: int | None, capped: Observation | None = None
 ) -> tuple[DataFrame, DataFrame | None]:
-    """(doc_id, hash) -> the prefix rows of postings within the cap, and (doc_a, doc_b) star pairs
-    for the postings above it (None without a cap); see :func:`candidate_pairs`."""
+    """(doc_id, hash, ...) -> the prefix rows (all their columns) of postings within the cap, and
+    (doc_a, doc_b) star pairs for the postings above it (None without a cap); see
+    :func:`candidate_pairs`."""
     if max_posting is None:
         return prefixes, None
     posting = Window.partitionBy(HASH)
     sized = prefixes.withColumn("m", F.count(F.lit(1)).over(posting)).withColumn(
         "center", F.min(DOC_ID).over(posting)
     )
-    small = sized.where(F.col("m") <= max_posting).select(DOC_ID, HASH)
+    small = sized.where(F.col("m") <= max_posting).select(*prefixes.columns)
     star = sized.where((F.col("m") > max_posting) & (F.col(DOC_ID) != F.col("center"))).select(
         F.col("center").alias(DOC_A), F.col(DOC_ID).alias(DOC_B)
     )
@@ -357,13 +373,12 @@ def _may_reach(k: int, threshold: float) -> Column:
 
 def scored_prefix_pairs(
     prefixes: DataFrame,
-    reps: DataFrame,
     *,
     k: int,
     threshold: float,
     containment_threshold: float | None = None,
 ) -> DataFrame:
-    """(doc_id, hash) prefixes + reps -> scored pairs of documents sharing a prefix hash.
+    """(hash, doc_id, n_shingles, sketch) prefix rows -> scored pairs of documents sharing a hash.
 
     The prefix rows carry their sketches into the self-join, so each candidate is tested where the
     join makes it: the candidates (millions where documents quote common text) are never shuffled
@@ -372,14 +387,13 @@ def scored_prefix_pairs(
     test is skipped: a pair may be an excerpt whatever its Jaccard estimate.) A pair met through
     several hashes is scored once per hash; the caller keeps one row of the passing ones.
     """
-    full = prefixes.join(reps.select(DOC_ID, N_SHINGLES, SKETCH), DOC_ID)
-    a = full.select(
+    a = prefixes.select(
         F.col(DOC_ID).alias(DOC_A),
         HASH,
         F.col(SKETCH).alias("sa"),
         F.col(N_SHINGLES).alias(SHINGLES_A),
     )
-    b = full.select(
+    b = prefixes.select(
         F.col(DOC_ID).alias(DOC_B),
         HASH,
         F.col(SKETCH).alias("sb"),
@@ -508,7 +522,7 @@ def near_duplicate_pairs(
     grouped = exact_groups(sketched_only(documents))
     reps = representatives(grouped)
     cap = max_posting or None
-    prefixes = prefix_rows(bottom_k_part(reps, k=k), threshold=threshold)
+    prefixes = prefix_rows(reps, threshold=threshold, k=k)
     small, star = split_postings(
         prefixes, max_posting=cap, capped=metrics.capped if metrics else None
     )
@@ -517,7 +531,7 @@ def near_duplicate_pairs(
         "threshold": threshold,
         "containment_threshold": containment_threshold,
     }
-    scored = scored_prefix_pairs(small, reps, **scoring)
+    scored = scored_prefix_pairs(small, **scoring)
     others = star
     if containment_threshold is not None:
         excerpts = containment_candidates(reps, threshold=containment_threshold, max_posting=cap)

@@ -35,10 +35,15 @@ from jobs.transforms import (
     PairMetrics,
     flag_repeated_ids,
     near_duplicate_pairs,
+    repeated_ids,
     sketch_documents,
 )
 
 log = logging.getLogger("shingling")
+
+# Up to this many repeated ids are broadcast to the tasks that read the corpus; more (a corpus whose
+# ids are mostly wrong) are joined by shuffling, which moves the texts.
+BROADCAST_IDS = 1_000_000
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -80,7 +85,10 @@ def run(
         )
         stage = time.monotonic()
         log.info("sketching documents (width %d, k %d)", cfg.sketch.width, cfg.sketch.k)
-        corpus.transform(flag_repeated_ids).transform(
+        repeated = corpus.transform(repeated_ids).persist()
+        if repeated.count() <= BROADCAST_IDS:  # almost always none: keep the texts where they are
+            repeated = F.broadcast(repeated)
+        corpus.transform(flag_repeated_ids, repeated).transform(
             sketch_documents,
             width=cfg.sketch.width,
             k=cfg.sketch.k,

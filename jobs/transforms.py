@@ -366,7 +366,8 @@ def _may_reach(k: int, threshold: float) -> Column:
     that one hash and little else (two documents quoting one sentence), and one set intersection
     tells them apart from a near-duplicate before the full estimate is computed.
     """
-    ka, kb = F.slice("sa", 1, k), F.slice("sb", 1, k)
+    # the bottom-k parts; a sketch is usually no longer (mod-m samples are), and slicing copies
+    ka, kb = (F.when(F.size(c) > k, F.slice(c, 1, k)).otherwise(F.col(c)) for c in ("sa", "sb"))
     sample = F.least(F.lit(k), F.greatest(F.size(ka), F.size(kb)))
     return F.size(F.array_intersect(ka, kb)) >= _min_shared(sample, threshold)
 

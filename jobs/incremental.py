@@ -21,18 +21,33 @@ from __future__ import annotations
 from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
 
-from jobs.schemas import DOC_A, DOC_B, DOC_ID, JACCARD, N_SHINGLES, N_WORDS, SKETCH, TEXT_HASH
-from jobs.transforms import GROUP, HASH, exact_groups, expand_groups, score_pairs, sketched_only
+from jobs.schemas import (
+    DOC_A,
+    DOC_B,
+    DOC_ID,
+    JACCARD,
+    N_SHINGLES,
+    N_WORDS,
+    SHINGLES_A,
+    SHINGLES_B,
+    SKETCH,
+    TEXT_HASH,
+)
+from jobs.transforms import (
+    GROUP,
+    HASH,
+    exact_groups,
+    expand_groups,
+    may_reach,
+    min_shared,
+    score_pairs,
+    score_sketch_pairs,
+    sketched_only,
+)
 
 KEY = (TEXT_HASH, N_WORDS)  # what makes two documents exact copies (see exact_groups)
 RUN_DATE = "run_date"
 ADDED = "added"
-
-
-def _min_shared(size: F.Column, threshold: float) -> F.Column:
-    # as in jobs.transforms: the fewest shared hashes that can reach the threshold, rounded so that
-    # float error can only lengthen prefixes
-    return F.greatest(F.ceil(size * F.lit(threshold) - F.lit(1e-9)), F.lit(1))
 
 
 def batch_prefixes(postings: DataFrame, frequency: DataFrame, *, threshold: float) -> DataFrame:
@@ -41,7 +56,7 @@ def batch_prefixes(postings: DataFrame, frequency: DataFrame, *, threshold: floa
     ranked = postings.join(frequency, HASH).withColumn(
         "rank", F.row_number().over(Window.partitionBy(DOC_ID).orderBy("df", HASH))
     )
-    keep = F.col("n") - _min_shared(F.col("n"), threshold) + 1
+    keep = F.col("n") - min_shared(F.col("n"), threshold) + 1
     return ranked.where(F.col("rank") <= keep).select(DOC_ID, HASH)
 
 
@@ -82,34 +97,52 @@ def nightly_pairs(
         DOC_ID, F.explode(SKETCH).alias(HASH), F.size(SKETCH).alias("n")
     ).persist()
 
-    # the index postings of the batch's hashes: the only part of the index the join touches
-    touched = postings.join(F.broadcast(b_post.select(HASH).distinct()), HASH).persist()
+    # document frequencies of the batch's hashes in index and batch together: one scan of the
+    # index postings, aggregated at once (the rows are not kept)
+    b_hashes = F.broadcast(b_post.select(HASH).distinct())
+    in_index = postings.join(b_hashes, HASH).groupBy(HASH).agg(F.count(F.lit(1)).alias("di"))
     frequency = (
-        touched.select(HASH)
-        .unionAll(b_post.select(HASH))
-        .groupBy(HASH)
-        .agg(F.count(F.lit(1)).alias("df"))
+        b_post.groupBy(HASH)
+        .agg(F.count(F.lit(1)).alias("db"))
+        .join(in_index, HASH, "left")
+        .select(HASH, (F.col("db") + F.coalesce(F.col("di"), F.lit(0))).alias("df"))
     )
     prefixes = batch_prefixes(b_post, frequency, threshold=threshold).persist()
 
-    # batch against index: candidate index documents, one per distinct text not in the batch
+    # batch against index: the index documents holding a batch prefix hash (a second scan of the
+    # postings, keeping only those rows), without the index copies of batch texts (those are
+    # exact duplicates, and pairs of their text are found from the batch's side)
     hits = (
-        prefixes.join(touched.withColumnRenamed(DOC_ID, "y"), HASH)
-        .select(F.col(DOC_ID).alias("b"), "y")
+        postings.join(F.broadcast(prefixes.withColumnRenamed(DOC_ID, "b")), HASH)
+        .select("b", F.col(DOC_ID).alias("y"))
         .distinct()
     )
     y_docs = old.join(
         F.broadcast(hits.select(F.col("y").alias(DOC_ID)).distinct()), DOC_ID, "left_semi"
     )
-    # an index copy of a batch text is an exact duplicate, and pairs of its text with others are
-    # found from the batch's side
     y_docs = y_docs.join(F.broadcast(batch_keys), list(KEY), "left_anti").persist()
-    y_keys = y_docs.select(F.col(DOC_ID).alias("y"), *KEY)
+    # each candidate meets both sketches, is tested (may_reach) before it is scored, and is scored
+    # once per distinct index text: copies of one text have one sketch
+    b_side = b_reps.select(
+        F.col(DOC_ID).alias("b"), F.col(SKETCH).alias("sa"), F.col(N_SHINGLES).alias(SHINGLES_A)
+    )
+    y_side = y_docs.select(
+        F.col(DOC_ID).alias("y"),
+        F.col(SKETCH).alias("sb"),
+        F.col(N_SHINGLES).alias(SHINGLES_B),
+        *KEY,
+    )
     index_candidates = (
-        hits.join(y_keys, "y")
+        hits.join(y_side, "y")
+        .join(F.broadcast(b_side), "b")
+        .where(may_reach(k, threshold))
         .groupBy("b", *KEY)
-        .agg(F.min("y").alias("y"))
-        .select(F.col("b").alias(DOC_A), F.col("y").alias(DOC_B))
+        .agg(
+            F.min("y").alias(DOC_B),
+            *(F.first(c).alias(c) for c in ("sa", "sb", SHINGLES_A, SHINGLES_B)),
+        )
+        .withColumnRenamed("b", DOC_A)
+        .drop(*KEY)
     )
     # batch against batch: its prefixes against its full postings
     p, q = prefixes.alias("p"), b_post.alias("q")
@@ -122,10 +155,9 @@ def nightly_pairs(
         )
         .distinct()
     )
-    scoring = b_reps.select(DOC_ID, N_SHINGLES, SKETCH).unionByName(
-        y_docs.select(DOC_ID, N_SHINGLES, SKETCH)
+    scored = score_sketch_pairs(index_candidates, k=k).unionByName(
+        score_pairs(batch_candidates, b_reps.select(DOC_ID, N_SHINGLES, SKETCH), k=k)
     )
-    scored = score_pairs(index_candidates.unionByName(batch_candidates), scoring, k=k)
     passed = scored.where(F.col(JACCARD) >= threshold).persist()
 
     # every member, in index and batch, of the texts involved, grouped as the full run groups them

@@ -159,7 +159,7 @@ def representatives(grouped: DataFrame) -> DataFrame:
     return grouped.where(F.col(DOC_ID) == F.col(GROUP)).select(DOC_ID, N_SHINGLES, SKETCH)
 
 
-def _min_shared(size: Column, threshold: float) -> Column:
+def min_shared(size: Column, threshold: float) -> Column:
     # The fewest shared hashes a pair with this sketch size can have and still reach the threshold,
     # rounded down (a hair below the exact product) so that float error can only lengthen prefixes.
     return F.greatest(F.ceil(size * F.lit(threshold) - F.lit(1e-9)), F.lit(1))
@@ -172,10 +172,10 @@ def shared_hashes(reps: DataFrame) -> DataFrame:
 
 
 def _rarest_prefixes(
-    reps: DataFrame, min_shared: Callable[[Column], Column], *, k: int | None = None
+    reps: DataFrame, needed: Callable[[Column], Column], *, k: int | None = None
 ) -> DataFrame:
     """(doc_id, sketch, ...) -> (hash, doc_id, sketch, ...): of each sketch's first
-    n - min_shared(n) + 1 hashes in rarest-first order, those found in another sketch too; each
+    n - needed(n) + 1 hashes in rarest-first order, those found in another sketch too; each
     row carries its document's columns. ``k``: use each sketch's k smallest hashes (None: all).
 
     Three shuffles: the (hash, doc_id) rows by hash (document frequencies, as a window, so the
@@ -192,7 +192,7 @@ def _rarest_prefixes(
     )
     n = F.size(part)
     unshared = n - F.size("shared")
-    keep = n - min_shared(n) + 1 - unshared
+    keep = n - needed(n) + 1 - unshared
     prefixes = per_doc.join(reps, DOC_ID).where(keep > 0)
     rows = prefixes.select(
         F.explode(F.slice("shared", 1, F.greatest(keep, F.lit(1)))).alias("key"), *reps.columns
@@ -212,7 +212,7 @@ def prefix_rows(reps: DataFrame, *, threshold: float, k: int | None = None) -> D
     so it is never materialized: a sketch with u such hashes keeps the p - u rarest of its shared
     ones. Most documents of a corpus have no near-duplicate; their prefixes are empty.
     """
-    return _rarest_prefixes(reps, lambda n: _min_shared(n, threshold), k=k)
+    return _rarest_prefixes(reps, lambda n: min_shared(n, threshold), k=k)
 
 
 def candidate_pairs(
@@ -270,7 +270,7 @@ def containment_candidates(
     rows = postings.select(DOC_ID, HASH)
     n = F.size(SKETCH)
     head = reps.select(
-        DOC_ID, F.explode(F.slice(SKETCH, 1, n - _min_shared(n, threshold) + 1)).alias(HASH)
+        DOC_ID, F.explode(F.slice(SKETCH, 1, n - min_shared(n, threshold) + 1)).alias(HASH)
     )
     heads = head.join(rows, [DOC_ID, HASH], "left_semi")
     a, b = heads.alias("a"), rows.alias("b")
@@ -356,7 +356,7 @@ def score_sketch_pairs(
     return scored.withColumn(RELATION, relation)
 
 
-def _may_reach(k: int, threshold: float) -> Column:
+def may_reach(k: int, threshold: float) -> Column:
     """Whether a pair (sa, sb) may have a Jaccard estimate of ``threshold``: a cheap, lossless test.
 
     The estimate's sample is the k smallest hashes of the union of the two bottom-k parts (all of
@@ -369,7 +369,7 @@ def _may_reach(k: int, threshold: float) -> Column:
     # the bottom-k parts; a sketch is usually no longer (mod-m samples are), and slicing copies
     ka, kb = (F.when(F.size(c) > k, F.slice(c, 1, k)).otherwise(F.col(c)) for c in ("sa", "sb"))
     sample = F.least(F.lit(k), F.greatest(F.size(ka), F.size(kb)))
-    return F.size(F.array_intersect(ka, kb)) >= _min_shared(sample, threshold)
+    return F.size(F.array_intersect(ka, kb)) >= min_shared(sample, threshold)
 
 
 def scored_prefix_pairs(
@@ -383,7 +383,7 @@ def scored_prefix_pairs(
 
     The prefix rows carry their sketches into the self-join, so each candidate is tested where the
     join makes it: the candidates (millions where documents quote common text) are never shuffled
-    or joined back to the sketches, and those that cannot reach the threshold (:func:`_may_reach`,
+    or joined back to the sketches, and those that cannot reach the threshold (:func:`may_reach`,
     most of them) are dropped before the estimate is computed. (With ``containment_threshold`` the
     test is skipped: a pair may be an excerpt whatever its Jaccard estimate.) A pair met through
     several hashes is scored once per hash; the caller keeps one row of the passing ones.
@@ -402,7 +402,7 @@ def scored_prefix_pairs(
     )
     joined = a.join(b, HASH).where(F.col(DOC_A) < F.col(DOC_B))
     if containment_threshold is None:
-        joined = joined.where(_may_reach(k, threshold))
+        joined = joined.where(may_reach(k, threshold))
     return score_sketch_pairs(
         joined, k=k, threshold=threshold, containment_threshold=containment_threshold
     )
@@ -481,7 +481,7 @@ class PairMetrics:
     """Counts gathered while the pair table is written (Spark observations, no extra pass).
 
     ``scored``: candidate pairs of representatives scored, those the prefix join met that passed
-    :func:`_may_reach` (a pair met through several prefix hashes counts once per hash); ``candidates``: the distinct pairs of representatives that passed;
+    :func:`may_reach` (a pair met through several prefix hashes counts once per hash); ``candidates``: the distinct pairs of representatives that passed;
     ``capped``: documents paired by star because a hash's prefix posting exceeded the cap.
     """
 

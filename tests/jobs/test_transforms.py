@@ -33,10 +33,10 @@ from jobs.transforms import (
     GROUP,
     GROUP_SIZE,
     HASH,
-    _may_reach,
     candidate_pairs,
     exact_groups,
     expand_groups,
+    may_reach,
     prefix_rows,
     representatives,
     score_pairs,
@@ -154,7 +154,7 @@ def test_may_reach_keeps_every_pair_that_reaches_the_threshold(
     a = sample_reps.select(F.col(DOC_ID).alias(DOC_A), F.col(SKETCH).alias("sa"), N_SHINGLES)
     b = sample_reps.select(F.col(DOC_ID).alias(DOC_B), F.col(SKETCH).alias("sb"))
     pairs = naive_candidates(sample_reps).join(a, DOC_A).join(b, DOC_B)
-    rows = pairs.select(DOC_A, DOC_B, _may_reach(K, threshold).alias("may")).collect()
+    rows = pairs.select(DOC_A, DOC_B, may_reach(K, threshold).alias("may")).collect()
     may = {(r[DOC_A], r[DOC_B]): r["may"] for r in rows}
     sketches = {
         r[DOC_ID]: Sketch(tuple(r[SKETCH]), n_shingles=r[N_SHINGLES], width=4, k=K)

@@ -227,7 +227,7 @@ def candidate_pairs(
     """
     small, star = split_postings(prefixes, max_posting=max_posting, capped=capped)
     pairs = _pairs_sharing_a_hash(small, small)
-    return (pairs.unionByName(star) if star is not None else pairs).distinct()
+    return (pairs.unionByName(star.select(DOC_A, DOC_B)) if star is not None else pairs).distinct()
 
 
 def split_postings(
@@ -235,17 +235,21 @@ def split_postings(
 ) -> tuple[DataFrame, DataFrame | None]:
     """(doc_id, hash, ...) -> the prefix rows (all their columns) of postings within the cap, and
     (doc_a, doc_b) star pairs for the postings above it (None without a cap); see
-    :func:`candidate_pairs`."""
+    :func:`candidate_pairs`. When the prefix rows carry sketches (n_shingles, sketch), the star
+    pairs carry both (sa, sb, shingles_a, shingles_b), ready for :func:`score_sketch_pairs`."""
     if max_posting is None:
         return prefixes, None
     posting = Window.partitionBy(HASH)
-    sized = prefixes.withColumn("m", F.count(F.lit(1)).over(posting)).withColumn(
-        "center", F.min(DOC_ID).over(posting)
-    )
+    sized = prefixes.withColumn("m", F.count(F.lit(1)).over(posting))
     small = sized.where(F.col("m") <= max_posting).select(*prefixes.columns)
-    star = sized.where((F.col("m") > max_posting) & (F.col(DOC_ID) != F.col("center"))).select(
-        F.col("center").alias(DOC_A), F.col(DOC_ID).alias(DOC_B)
-    )
+    # the hot postings only (usually none) are centred on their smallest document
+    hot = sized.where(F.col("m") > max_posting).withColumn("center", F.min(DOC_ID).over(posting))
+    columns = [F.col("center").alias(DOC_A), F.col(DOC_ID).alias(DOC_B)]
+    if SKETCH in prefixes.columns:
+        for column, a, b in ((SKETCH, "sa", "sb"), (N_SHINGLES, SHINGLES_A, SHINGLES_B)):
+            hot = hot.withColumn(a, F.min_by(column, DOC_ID).over(posting))
+            columns += [F.col(a), F.col(column).alias(b)]
+    star = hot.where(F.col(DOC_ID) != F.col("center")).select(*columns)
     if capped is not None:
         star = star.observe(capped, F.count(F.lit(1)).alias("capped_documents"))
     return small, star
@@ -533,12 +537,11 @@ def near_duplicate_pairs(
         "containment_threshold": containment_threshold,
     }
     scored = scored_prefix_pairs(small, **scoring)
-    others = star
+    if star is not None:  # documents of a hot posting and its centre, with their sketches
+        scored = scored.unionByName(score_sketch_pairs(star, **scoring))
     if containment_threshold is not None:
         excerpts = containment_candidates(reps, threshold=containment_threshold, max_posting=cap)
-        others = excerpts if others is None else others.unionByName(excerpts)
-    if others is not None:
-        scored = scored.unionByName(score_pairs(others.distinct(), reps, **scoring))
+        scored = scored.unionByName(score_pairs(excerpts, reps, **scoring))
     if metrics is not None:
         scored = scored.observe(metrics.scored, F.count(F.lit(1)).alias("candidate_pairs"))
     rep_pairs = scored.where(F.col(RELATION).isNotNull()).dropDuplicates([DOC_A, DOC_B])

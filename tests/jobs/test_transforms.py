@@ -33,10 +33,12 @@ from jobs.transforms import (
     GROUP,
     GROUP_SIZE,
     HASH,
+    PairMetrics,
     candidate_pairs,
     exact_groups,
     expand_groups,
     may_reach,
+    near_duplicate_pairs,
     prefix_rows,
     representatives,
     score_pairs,
@@ -269,3 +271,30 @@ def test_expand_groups_above_max_exact_group_pairs_members_with_their_representa
         for x, y, n in [("a", "c", 10), ("a", "e", 10), ("b", "d", 12)]
     ]
     assertDataFrameEqual(got, spark.createDataFrame(near + exact, OUT))
+
+
+# --- capped postings ------------------------------------------------------------------------------
+
+
+def test_a_capped_run_scores_its_star_pairs_and_counts_them(spark: SparkSession) -> None:
+    corpus = spark.createDataFrame(list(sample_corpus()), f"{DOC_ID} string, {TEXT} string")
+    docs = corpus.transform(sketch_documents, width=4, k=K).cache()
+    uncapped = near_duplicate_pairs(docs, threshold=0.6, k=K, max_exact_group=100)
+    metrics = PairMetrics()
+    capped = near_duplicate_pairs(
+        docs, threshold=0.6, k=K, max_exact_group=100, max_posting=2, metrics=metrics
+    )
+    got = capped.where(~F.col(EXACT)).collect()
+    assert metrics.as_dict()["capped_documents"] > 0
+    # every pair a capped run reports is right: scored from the right sketches, in the full result
+    sketches = {
+        r[DOC_ID]: Sketch(tuple(r[SKETCH]), n_shingles=r[N_SHINGLES], width=4, k=K)
+        for r in docs.collect()
+    }
+    for row in got:
+        a, b = sketches[row[DOC_A]], sketches[row[DOC_B]]
+        assert (row[MATCHES], row[JACCARD]) == (matches(a, b), jaccard(a, b))
+        assert (row[SHINGLES_A], row[SHINGLES_B]) == (a.n_shingles, b.n_shingles)
+    full = {(r[DOC_A], r[DOC_B]) for r in uncapped.collect()}
+    assert {(r[DOC_A], r[DOC_B]) for r in got} <= full
+    assert len(got) >= 10

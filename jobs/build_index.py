@@ -28,12 +28,12 @@ from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
 from jobs import config as config_module
-from jobs.errors import BadInputError, OutputExistsError, ShinglingError
+from jobs.errors import BadInputError, OutputExistsError
 from jobs.index_store import IndexStore, hook
 from jobs.io import path_exists
 from jobs.nightly import check_run_date, index_settings, write_options
 from jobs.schemas import DOC_ID, SKETCH
-from jobs.session import run_job
+from jobs.session import Work, run_main
 from shingling.index import Manifest
 
 log = logging.getLogger("shingling")
@@ -129,26 +129,22 @@ def build(
 
 
 def main(argv: list[str] | None = None) -> int:
-    logging.basicConfig(
-        level=logging.INFO, format="%(asctime)s shingling %(levelname)s %(message)s"
-    )
-    args = parse_args(argv)
-    try:
+    def prepare(args: argparse.Namespace) -> tuple[dict[str, str], Work]:
         run_date = check_run_date(args.run_date)
         defaults = config_module.load(None, [])
-    except ShinglingError as e:
-        print(f"error: {e}", file=sys.stderr)
-        return int(e.exit_code)
-    return run_job(
-        "shingling build_index",
-        defaults.spark,
-        lambda spark: build(
+        return defaults.spark, lambda spark: build(
             spark,
             run_path=args.run,
             index_path=args.index,
             run_date=run_date,
             pairs_path=args.output,
-        ),
+        )
+
+    return run_main(
+        "shingling build_index",
+        argv,
+        parse_args,
+        prepare,
         failed="building the index failed; nothing was committed",
     )
 

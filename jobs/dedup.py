@@ -38,7 +38,7 @@ from pyspark.sql import functions as F
 
 from jobs import config as config_module
 from jobs.clusters import CLUSTER_ID, CLUSTER_SIZE, connected_components
-from jobs.errors import BadInputError, ConfigError, ShinglingError
+from jobs.errors import BadInputError, ConfigError
 from jobs.io import AtomicOutput, path_exists, read_corpus
 from jobs.keep import (
     choose_kept,
@@ -48,7 +48,7 @@ from jobs.keep import (
     removed_documents,
 )
 from jobs.schemas import DOC_A, DOC_B, DOC_ID, EXACT
-from jobs.session import run_job
+from jobs.session import Work, run_main
 from jobs.verify import (
     decided_pairs,
     exact_scores,
@@ -298,30 +298,29 @@ def run(
 
 
 def main(argv: list[str] | None = None) -> int:
-    logging.basicConfig(
-        level=logging.INFO, format="%(asctime)s shingling %(levelname)s %(message)s"
-    )
-    args = parse_args(argv)
-    try:
+    def prepare(args: argparse.Namespace) -> tuple[dict[str, str], Work]:
         given = config_module.load(args.config, args.set)  # bad settings fail before Spark starts
-    except ShinglingError as e:
-        print(f"error: {e}", file=sys.stderr)
-        return int(e.exit_code)
 
-    def work(spark: SparkSession) -> dict[str, Any]:
-        run_config = read_run_config(spark, args.run)
-        check_not_overriding_run(args.config, args.set, run_config)
-        overrides = [
-            *args.set,
-            *run_settings(run_config),
-            *(["output.overwrite=true"] if args.overwrite else []),
-        ]
-        cfg = config_module.load(args.config, overrides)
-        log.info("config:\n%s", config_module.to_toml(cfg))
-        return run(spark, cfg, args.input, args.run, args.output)
+        def work(spark: SparkSession) -> dict[str, Any]:
+            run_config = read_run_config(spark, args.run)
+            check_not_overriding_run(args.config, args.set, run_config)
+            overrides = [
+                *args.set,
+                *run_settings(run_config),
+                *(["output.overwrite=true"] if args.overwrite else []),
+            ]
+            cfg = config_module.load(args.config, overrides)
+            log.info("config:\n%s", config_module.to_toml(cfg))
+            return run(spark, cfg, args.input, args.run, args.output)
 
-    return run_job(
-        "shingling dedup", given.spark, work, failed="the run failed; the output was not written"
+        return given.spark, work
+
+    return run_main(
+        "shingling dedup",
+        argv,
+        parse_args,
+        prepare,
+        failed="the run failed; the output was not written",
     )
 
 

@@ -27,10 +27,9 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from jobs import config as config_module
-from jobs.errors import ShinglingError
 from jobs.io import AtomicOutput, read_corpus, unreadable_input
 from jobs.schemas import EXACT, SKIP_REASON, SKIP_REASONS
-from jobs.session import run_job
+from jobs.session import Work, run_main
 from jobs.transforms import (
     PairMetrics,
     flag_repeated_ids,
@@ -146,21 +145,17 @@ def run(
 
 
 def main(argv: list[str] | None = None) -> int:
-    logging.basicConfig(
-        level=logging.INFO, format="%(asctime)s shingling %(levelname)s %(message)s"
-    )
-    args = parse_args(argv)
-    try:
+    def prepare(args: argparse.Namespace) -> tuple[dict[str, str], Work]:
         overrides = [*args.set, *(["output.overwrite=true"] if args.overwrite else [])]
         cfg = config_module.load(args.config, overrides)
-    except ShinglingError as e:
-        print(f"error: {e}", file=sys.stderr)
-        return int(e.exit_code)
-    log.info("config:\n%s", config_module.to_toml(cfg))
-    return run_job(
+        log.info("config:\n%s", config_module.to_toml(cfg))
+        return cfg.spark, lambda spark: run(spark, cfg, args.input, args.output)
+
+    return run_main(
         "shingling near_duplicates",
-        cfg.spark,
-        lambda spark: run(spark, cfg, args.input, args.output),
+        argv,
+        parse_args,
+        prepare,
         failed="the run failed; the output was not written",
     )
 

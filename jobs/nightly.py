@@ -38,7 +38,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from jobs import config as config_module
-from jobs.errors import BadInputError, ConfigError, OutputExistsError, ShinglingError
+from jobs.errors import BadInputError, ConfigError, OutputExistsError
 from jobs.incremental import nightly_pairs
 from jobs.index_store import (
     AlreadyCommittedError,
@@ -50,7 +50,7 @@ from jobs.index_store import (
 from jobs.io import read_corpus
 from jobs.near_duplicates import count_documents
 from jobs.schemas import DOC_ID, EXACT, SKIP_DUPLICATE_ID, SKIP_NULL_ID, SKIP_REASON
-from jobs.session import run_job
+from jobs.session import Work, run_main
 from jobs.transforms import flag_repeated_ids, sketch_documents
 from shingling.index import Manifest
 
@@ -303,21 +303,11 @@ def run(
 
 
 def main(argv: list[str] | None = None) -> int:
-    logging.basicConfig(
-        level=logging.INFO, format="%(asctime)s shingling %(levelname)s %(message)s"
-    )
-    args = parse_args(argv)
-    try:
+    def prepare(args: argparse.Namespace) -> tuple[dict[str, str], Work]:
         cfg = config_module.load(args.config, args.set)
         run_date = check_run_date(args.run_date)
-    except ShinglingError as e:
-        print(f"error: {e}", file=sys.stderr)
-        return int(e.exit_code)
-    log.info("config:\n%s", config_module.to_toml(cfg))
-    return run_job(
-        "shingling nightly",
-        cfg.spark,
-        lambda spark: run(
+        log.info("config:\n%s", config_module.to_toml(cfg))
+        return cfg.spark, lambda spark: run(
             spark,
             cfg,
             batch_path=args.batch,
@@ -325,7 +315,13 @@ def main(argv: list[str] | None = None) -> int:
             pairs_path=args.output,
             run_date=run_date,
             break_lock=args.break_lock,
-        ),
+        )
+
+    return run_main(
+        "shingling nightly",
+        argv,
+        parse_args,
+        prepare,
         failed="the run failed; the index and the pair table are unchanged",
     )
 

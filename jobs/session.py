@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import logging
 import sys
@@ -14,6 +15,8 @@ from pyspark.sql import SparkSession
 from jobs.errors import ExitCode, ShinglingError
 
 log = logging.getLogger("shingling")
+
+Work = Callable[[SparkSession], dict[str, Any]]
 
 
 def get_session(app_name: str, settings: dict[str, str]) -> tuple[SparkSession, bool]:
@@ -40,7 +43,7 @@ def get_session(app_name: str, settings: dict[str, str]) -> tuple[SparkSession, 
 def run_job(
     app_name: str,
     settings: dict[str, str],
-    work: Callable[[SparkSession], dict[str, Any]],
+    work: Work,
     *,
     failed: str,
 ) -> int:
@@ -64,3 +67,29 @@ def run_job(
             spark.stop()
     print(json.dumps({k: v for k, v in summary.items() if k != "config"}, indent=2))
     return int(ExitCode.OK)
+
+
+def run_main(
+    app_name: str,
+    argv: list[str] | None,
+    parse_args: Callable[[list[str] | None], argparse.Namespace],
+    prepare: Callable[[argparse.Namespace], tuple[dict[str, str], Work]],
+    *,
+    failed: str,
+) -> int:
+    """A job's ``main()``: logging, arguments, then ``prepare`` and :func:`run_job`.
+
+    ``prepare`` checks what can be checked before Spark starts (config, dates) and returns the
+    session settings and the work; a :class:`~jobs.errors.ShinglingError` it raises is printed and
+    its exit code returned, with no session started.
+    """
+    logging.basicConfig(
+        level=logging.INFO, format="%(asctime)s shingling %(levelname)s %(message)s"
+    )
+    args = parse_args(argv)
+    try:
+        settings, work = prepare(args)
+    except ShinglingError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return int(e.exit_code)
+    return run_job(app_name, settings, work, failed=failed)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 import re
 from functools import cache
 from pathlib import Path
@@ -10,8 +11,7 @@ import pyarrow.parquet as pq
 from hypothesis import strategies as st
 
 from shingling.hashing import text_hash, word_hash
-from shingling.normalize import words
-from shingling.sketch import sketch
+from shingling.sketch import sketch, tokens
 
 LICENSES = Path("/usr/share/common-licenses")
 SAMPLE_CORPUS = Path(__file__).resolve().parents[1] / "data" / "sample" / "corpus.parquet"
@@ -58,18 +58,36 @@ def overlapping_pair(draw: st.DrawFn) -> tuple[str, str]:
     return left + " " + shared, shared + " " + right
 
 
-def library_row(text: str | None, width: int, k: int) -> dict:
-    """What a text's row of the documents table must hold, from the library functions."""
-    found = words(text) if text is not None else []
+def library_row(
+    text: str | None, width: int, k: int, unit: str = "words", sample_mod: int = 0
+) -> dict:
+    """What a text's row of the documents table must hold, from the per-document library."""
+    found = tokens(text, unit) if text is not None else []
     if not found:
         return {"n_words": 0, "n_shingles": 0, "sketch": None, "text_hash": None}
-    s = sketch(text, width=width, k=k)
+    s = sketch(text, width=width, k=k, unit=unit, sample_mod=sample_mod)
     return {
         "n_words": len(found),
         "n_shingles": s.n_shingles,
         "sketch": list(s.hashes),
-        "text_hash": text_hash([word_hash(w) for w in found]),
+        "text_hash": text_hash([word_hash(t) for t in found]),
     }
+
+
+def light_edits(
+    passage: list[str], rate: float, vocabulary: list[str], rng: random.Random
+) -> list[str]:
+    """Replace, delete or insert a word at about ``rate`` of the positions (at least one)."""
+    out = list(passage)
+    for _ in range(max(1, round(rate * len(passage)))):
+        at, op = rng.randrange(len(out)), rng.choice("rdi")
+        if op == "r":
+            out[at] = rng.choice(vocabulary)
+        elif op == "d":
+            del out[at]
+        else:
+            out.insert(at, rng.choice(vocabulary))
+    return out
 
 
 @cache

@@ -18,7 +18,13 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from testdata import NON_EMPTY_DOCUMENT, WORDY_TEXT, licence_texts, overlapping_pair
+from testdata import (
+    NON_EMPTY_DOCUMENT,
+    WORDY_TEXT,
+    licence_texts,
+    light_edits,
+    overlapping_pair,
+)
 
 from shingling.estimators import containment, jaccard, matches
 from shingling.hashing import to_unsigned
@@ -189,22 +195,6 @@ def docstring_words() -> list[str]:
         if size > 45_000:
             break
     return words("\n\n".join(docs))
-
-
-def light_edits(
-    passage: list[str], rate: float, vocabulary: list[str], rng: random.Random
-) -> list[str]:
-    """Replace, delete or insert a word at about ``rate`` of the positions."""
-    out = list(passage)
-    for _ in range(max(1, round(rate * len(passage)))):
-        at, op = rng.randrange(len(out)), rng.choice("rdi")
-        if op == "r":
-            out[at] = rng.choice(vocabulary)
-        elif op == "d":
-            del out[at]
-        else:
-            out.insert(at, rng.choice(vocabulary))
-    return out
 
 
 def excerpt_estimates(m: int, n: int = 40, seed: int = 5) -> list[tuple[float, float, int]]:

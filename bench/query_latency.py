@@ -35,7 +35,7 @@ import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 
 from shingling.cli import query_index
-from shingling.index import open_index
+from shingling.index import Manifest, SegmentInfo, open_index
 from shingling.sketch import sketch
 
 SEGMENT = "000001-bench"
@@ -106,27 +106,17 @@ def build_index(root: Path, documents: pa.Table, n_docs: int, mode: str) -> dict
         {"hash": hashes[order], "doc_id": table["doc_id"].take(pa.array(posting_row[order]))}
     )
     write_sorted(postings, segment / "postings", files=8, row_group=16384)
-    manifest = {
-        "format": "shingling-index",
-        "format_version": 1,
-        "version": 1,
-        "created_at": "2026-11-30T00:00:00+00:00",
-        "id_type": "string",
-        "settings": {"width": 4, "k": 20, "threshold": 0.6, "max_exact_group": 100},
-        "segments": [
-            {
-                "id": SEGMENT,
-                "run_date": "2026-11-30",
-                "documents": table.num_rows,
-                "postings": postings.num_rows,
-                "superseded": 0,
-            }
-        ],
-        "runs": {},
-        "live_documents": table.num_rows,
-        "live_postings": postings.num_rows,
-    }
-    (root / "_manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
+    manifest = Manifest(
+        version=1,
+        created_at="2026-11-30T00:00:00+00:00",
+        id_type="string",
+        settings={"width": 4, "k": 20, "threshold": 0.6, "max_exact_group": 100},
+        segments=(SegmentInfo(SEGMENT, "2026-11-30", table.num_rows, postings.num_rows, 0),),
+        runs={},
+        live_documents=table.num_rows,
+        live_postings=postings.num_rows,
+    )
+    (root / "_manifest.json").write_text(manifest.to_json())
     size = sum(f.stat().st_size for f in root.rglob("*.parquet"))
     return {
         "documents": table.num_rows,

@@ -29,7 +29,7 @@ from shingling.cli import (
 )
 from shingling.estimators import jaccard, matches
 from shingling.hashing import shingle_hash, word_hash, xxhash64
-from shingling.index import open_index
+from shingling.index import Manifest, SegmentInfo, open_index
 from shingling.normalize import normalize, words
 from shingling.shingles import shingles
 from shingling.sketch import EmptyDocumentError, Sketch, sketch
@@ -100,27 +100,19 @@ def write_index(root: Path, documents: pa.Table, row_group: int = 64) -> None:
         pq.write_table(
             part, segment / "postings" / f"part-{i:05d}.parquet", row_group_size=row_group
         )
-    manifest = {
-        "format": "shingling-index",
-        "format_version": 1,
-        "version": 1,
-        "created_at": "2026-11-30T00:00:00+00:00",
-        "id_type": "string",
-        "settings": {"width": 4, "k": 20, "threshold": 0.6, "max_exact_group": 100},
-        "segments": [
-            {
-                "id": "000001-test",
-                "run_date": "2026-11-30",
-                "documents": documents.num_rows,
-                "postings": postings.num_rows,
-                "superseded": 0,
-            }
-        ],
-        "runs": {},
-        "live_documents": documents.num_rows,
-        "live_postings": postings.num_rows,
-    }
-    (root / "_manifest.json").write_text(json.dumps(manifest))
+    manifest = Manifest(
+        version=1,
+        created_at="2026-11-30T00:00:00+00:00",
+        id_type="string",
+        settings={"width": 4, "k": 20, "threshold": 0.6, "max_exact_group": 100},
+        segments=(
+            SegmentInfo("000001-test", "2026-11-30", documents.num_rows, postings.num_rows, 0),
+        ),
+        runs={},
+        live_documents=documents.num_rows,
+        live_postings=postings.num_rows,
+    )
+    (root / "_manifest.json").write_text(manifest.to_json())
 
 
 def brute_force(

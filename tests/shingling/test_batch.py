@@ -11,12 +11,16 @@ from testdata import DOCUMENT, library_row, licence_texts, sample_corpus, sample
 from shingling.batch import sketch_batch
 
 
-def expected_rows(texts: list[str | None], width: int, k: int) -> list[dict]:
-    return [library_row(text, width, k) for text in texts]
+def expected_rows(
+    texts: list[str | None], width: int, k: int, unit: str = "words", sample_mod: int = 0
+) -> list[dict]:
+    return [library_row(text, width, k, unit, sample_mod) for text in texts]
 
 
-def batch_rows(texts: pa.Array | pa.ChunkedArray, width: int, k: int) -> list[dict]:
-    out = sketch_batch(texts, width=width, k=k)
+def batch_rows(
+    texts: pa.Array | pa.ChunkedArray, width: int, k: int, unit: str = "words", sample_mod: int = 0
+) -> list[dict]:
+    out = sketch_batch(texts, width=width, k=k, unit=unit, sample_mod=sample_mod)
     assert (
         len(out.n_words)
         == len(out.n_shingles)
@@ -44,6 +48,23 @@ def batch_rows(texts: pa.Array | pa.ChunkedArray, width: int, k: int) -> list[di
 )
 def test_batch_equals_per_document_sketches(texts: list[str | None], width: int, k: int) -> None:
     assert batch_rows(pa.array(texts, type=pa.string()), width, k) == expected_rows(texts, width, k)
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    st.lists(DOCUMENT, max_size=25),
+    st.sampled_from(["words", "chars"]),
+    st.integers(min_value=1, max_value=6),
+    st.integers(min_value=1, max_value=30),
+    st.sampled_from([1, 2, 3, 16]),
+)
+def test_batch_equals_per_document_sketches_in_every_mode(
+    texts: list[str | None], unit: str, width: int, k: int, sample_mod: int
+) -> None:
+    # sample_mod 1 keeps every shingle hash, up to the largest int64
+    array = pa.array(texts, type=pa.string())
+    got = batch_rows(array, width, k, unit, sample_mod)
+    assert got == expected_rows(texts, width, k, unit, sample_mod)
 
 
 @settings(max_examples=30, deadline=None)

@@ -1,0 +1,313 @@
+"""The compiled inner loop of batch sketching: tokens, xxHash64 and bottom-k, one text at a time.
+
+:func:`shingling.batch.sketch_batch` folds a batch with Arrow kernels (NFKC, lowercase) and hands
+the folded UTF-8 bytes to :func:`sketch_texts`, compiled by numba to machine code on first use
+(cached on disk afterwards, see :func:`_jit`). Per text, in one pass and one buffer:
+
+1. cut the tokens (words: runs of letter, mark and number code points, looked up in a table built
+   from the normalizer's own pattern; characters: every code point) and hash each with xxHash64;
+2. hash the whole token run (the text hash) and every window of ``width`` token hashes (the
+   shingle hashes, written over the token hashes they replace);
+3. sort the shingle hashes and keep the distinct ones: their count, the ``k`` smallest and, with a
+   sample bound, every one below it.
+
+It is the same arithmetic as :mod:`shingling.hashing` and :mod:`shingling.sketch`, which stay the
+reference; the parity tests check the two bit for bit. xxHash64 follows the XXH64 specification
+(v0.1.1); tests check it against the ``xxhash`` package.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+from numba import njit
+
+_U = np.uint64
+P1 = _U(11400714785074694791)
+P2 = _U(14029467366897019727)
+P3 = _U(1609587929392839161)
+P4 = _U(9650029242287828579)
+P5 = _U(2870177450012600261)
+
+
+def _jit(func: Callable[..., Any]) -> Any:
+    """Compile with numba, caching the machine code on disk when a cache directory is writable.
+
+    numba keeps the cache next to the source (``__pycache__``), in the user's cache directory, or
+    (for code shipped in a zip with ``--py-files``) in the user's cache directory; ``NUMBA_CACHE_DIR``
+    chooses another place. Without a writable one each process compiles once, about 3 s.
+    """
+    try:
+        return njit(cache=True, nogil=True)(func)
+    except RuntimeError:  # "no locator available": nowhere to keep a cache
+        return njit(cache=False, nogil=True)(func)
+
+
+@njit(inline="always")
+def _rotl(x: Any, r: int) -> Any:
+    return (x << _U(r)) | (x >> _U(64 - r))
+
+
+@njit(inline="always")
+def _round(acc: Any, lane: Any) -> Any:
+    acc = acc + lane * P2
+    return _rotl(acc, 31) * P1
+
+
+@njit(inline="always")
+def _merge(h: Any, v: Any) -> Any:
+    h = h ^ _round(_U(0), v)
+    return h * P1 + P4
+
+
+@njit(inline="always")
+def _avalanche(h: Any) -> Any:
+    h = h ^ (h >> _U(33))
+    h = h * P2
+    h = h ^ (h >> _U(29))
+    h = h * P3
+    return h ^ (h >> _U(32))
+
+
+@njit(inline="always")
+def _read(data: Any, p: int, n: int) -> Any:
+    """The little-endian unsigned integer of ``n`` bytes at ``data[p]``."""
+    v = _U(0)
+    for j in range(n):
+        v |= _U(data[p + j]) << _U(8 * j)
+    return v
+
+
+@njit(inline="always")
+def _stripes(v1: Any, v2: Any, v3: Any, v4: Any) -> Any:
+    h = _rotl(v1, 1) + _rotl(v2, 7) + _rotl(v3, 12) + _rotl(v4, 18)
+    h = _merge(h, v1)
+    h = _merge(h, v2)
+    h = _merge(h, v3)
+    return _merge(h, v4)
+
+
+@njit(inline="always")
+def xxh64_bytes(data: Any, start: int, end: int, seed: Any) -> Any:
+    """xxHash64 (unsigned) of ``data[start:end]``, a uint8 array."""
+    p = start
+    if end - start >= 32:
+        v1 = seed + P1 + P2
+        v2 = seed + P2
+        v3 = seed
+        v4 = seed - P1
+        while p + 32 <= end:
+            v1 = _round(v1, _read(data, p, 8))
+            v2 = _round(v2, _read(data, p + 8, 8))
+            v3 = _round(v3, _read(data, p + 16, 8))
+            v4 = _round(v4, _read(data, p + 24, 8))
+            p += 32
+        h = _stripes(v1, v2, v3, v4)
+    else:
+        h = seed + P5
+    h = h + _U(end - start)
+    while p + 8 <= end:
+        h = h ^ _round(_U(0), _read(data, p, 8))
+        h = _rotl(h, 27) * P1 + P4
+        p += 8
+    if p + 4 <= end:
+        h = h ^ (_read(data, p, 4) * P1)
+        h = _rotl(h, 23) * P2 + P3
+        p += 4
+    while p < end:
+        h = h ^ (_U(data[p]) * P5)
+        h = _rotl(h, 11) * P1
+        p += 1
+    return _avalanche(h)
+
+
+@njit(inline="always")
+def xxh64_lanes(lanes: Any, start: int, n: int, seed: Any) -> Any:
+    """xxHash64 (unsigned) of ``lanes[start:start + n]`` (uint64) as little-endian 8-byte lanes."""
+    p = start
+    end = start + n
+    if n >= 4:
+        v1 = seed + P1 + P2
+        v2 = seed + P2
+        v3 = seed
+        v4 = seed - P1
+        while p + 4 <= end:
+            v1 = _round(v1, lanes[p])
+            v2 = _round(v2, lanes[p + 1])
+            v3 = _round(v3, lanes[p + 2])
+            v4 = _round(v4, lanes[p + 3])
+            p += 4
+        h = _stripes(v1, v2, v3, v4)
+    else:
+        h = seed + P5
+    h = h + _U(8 * n)
+    while p < end:
+        h = h ^ _round(_U(0), lanes[p])
+        h = _rotl(h, 27) * P1 + P4
+        p += 1
+    return _avalanche(h)
+
+
+@njit(inline="always")
+def _code_point(data: Any, p: int, end: int) -> tuple[Any, int]:
+    """The code point starting at ``data[p]`` (a lead byte) and its size in bytes.
+
+    A stray continuation byte reads as code point 0x80 (not part of a word), size 1; bytes past the
+    text's end read as its last byte, so malformed UTF-8 cannot read out of bounds.
+    """
+    b = np.int64(data[p])
+    if b < 0x80:
+        return b, 1
+    if b < 0xC0:
+        return 0x80, 1
+    last = end - 1
+    c1 = np.int64(data[min(p + 1, last)]) & 0x3F
+    if b < 0xE0:
+        return ((b & 0x1F) << 6) | c1, 2
+    c2 = np.int64(data[min(p + 2, last)]) & 0x3F
+    if b < 0xF0:
+        return ((b & 0x0F) << 12) | (c1 << 6) | c2, 3
+    c3 = np.int64(data[min(p + 3, last)]) & 0x3F
+    return min(((b & 0x07) << 18) | (c1 << 12) | (c2 << 6) | c3, 0x10FFFF), 4
+
+
+@njit(inline="always")
+def _token_hashes(
+    data: Any, start: int, end: int, word_table: Any, chars: bool, seed: Any, out: Any
+) -> int:
+    """Hash every token of ``data[start:end]`` into ``out``; the number of tokens."""
+    n = 0
+    p = start
+    if chars:
+        while p < end:
+            q = p + 1
+            while q < end and (data[q] & 0xC0) == 0x80:
+                q += 1
+            out[n] = xxh64_bytes(data, p, q, seed)
+            n += 1
+            p = q
+        return n
+    word_start = -1
+    while p < end:
+        cp, size = _code_point(data, p, end)
+        if word_table[cp]:
+            if word_start < 0:
+                word_start = p
+        elif word_start >= 0:
+            out[n] = xxh64_bytes(data, word_start, p, seed)
+            n += 1
+            word_start = -1
+        p += size
+    if word_start >= 0:
+        out[n] = xxh64_bytes(data, word_start, min(p, end), seed)
+        n += 1
+    return n
+
+
+def _sketch_texts(
+    data: Any,
+    offsets: Any,
+    valid: Any,
+    word_table: Any,
+    chars: bool,
+    width: int,
+    k: int,
+    sample_max: int,
+    sampled: bool,
+    seed: Any,
+) -> tuple[Any, Any, Any, Any, Any]:
+    """Sketch every text of a batch of folded UTF-8 texts.
+
+    Args:
+        data: the batch's UTF-8 bytes (uint8).
+        offsets: int64 byte offsets of the texts in ``data``, one more than there are texts.
+        valid: per text, False for a null text (it has no tokens, whatever its bytes).
+        word_table: per code point, whether it is part of a word (unused when ``chars``).
+        chars: tokens are characters (True) or words (False).
+        width, k: the shingle width and the sketch size.
+        sample_max, sampled: when ``sampled``, every shingle hash up to ``sample_max`` is kept too.
+        seed: the xxHash64 seed, a numpy uint64.
+
+    Returns:
+        Per text: its tokens, its distinct shingles, its text hash (0 when it has no tokens) and the
+        size of its sketch; then the sketches' hashes, ascending within each text, concatenated.
+    """
+    n_texts = len(offsets) - 1
+    n_tokens = np.zeros(n_texts, dtype=np.int64)
+    n_shingles = np.zeros(n_texts, dtype=np.int64)
+    text_hash = np.zeros(n_texts, dtype=np.int64)
+    sizes = np.zeros(n_texts, dtype=np.int64)
+    longest = 0
+    for t in range(n_texts):
+        longest = max(longest, offsets[t + 1] - offsets[t])
+    # a text of b bytes has at most b characters, and at most b // 2 + 1 words
+    buf = np.empty(longest + 1 if chars else longest // 2 + 1, dtype=np.uint64)
+    signed = buf.view(np.int64)
+    values = np.empty(n_texts * min(k, 64) + 16, dtype=np.int64)
+    kept = 0
+    for t in range(n_texts):
+        if not valid[t]:
+            continue
+        n = _token_hashes(data, offsets[t], offsets[t + 1], word_table, chars, seed, buf)
+        n_tokens[t] = n
+        if n == 0:
+            continue
+        text_hash[t] = np.int64(xxh64_lanes(buf, 0, n, seed))
+        # shingle i is written over token hash i, which no later shingle reads
+        m = n - width + 1 if n >= width else 1
+        w = width if n >= width else n
+        for i in range(m):
+            buf[i] = xxh64_lanes(buf, i, w, seed)
+        shingles = signed[:m]
+        shingles.sort()
+        distinct = 0
+        for i in range(m):
+            h = shingles[i]
+            if i > 0 and h == shingles[i - 1]:
+                continue
+            distinct += 1
+            if distinct <= k or (sampled and h <= sample_max):
+                if kept == len(values):
+                    grown = np.empty(2 * len(values), dtype=np.int64)
+                    grown[:kept] = values
+                    values = grown
+                values[kept] = h
+                kept += 1
+                sizes[t] += 1
+        n_shingles[t] = distinct
+    return n_tokens, n_shingles, text_hash, sizes, values[:kept]
+
+
+sketch_texts = _jit(_sketch_texts)
+
+
+@njit
+def _hash_bytes(data: Any, seed: Any) -> Any:
+    return xxh64_bytes(data, 0, len(data), seed)
+
+
+@njit
+def _hash_lanes(lanes: Any, seed: Any) -> Any:
+    return xxh64_lanes(lanes, 0, len(lanes), seed)
+
+
+def hash_bytes(data: bytes, seed: int) -> int:
+    """xxHash64 of bytes, unsigned, by this module's compiled code (for tests).
+
+    >>> import xxhash
+    >>> hash_bytes(b"shingling", 42) == xxhash.xxh64_intdigest(b"shingling", 42)
+    True
+    """
+    return int(_hash_bytes(np.frombuffer(data, dtype=np.uint8), _U(seed)))
+
+
+def hash_lanes(lanes: list[int], seed: int) -> int:
+    """xxHash64 of unsigned 64-bit integers as little-endian 8-byte lanes (for tests).
+
+    >>> import struct, xxhash
+    >>> hash_lanes([1, 3], 42) == xxhash.xxh64_intdigest(struct.pack("<2Q", 1, 3), 42)
+    True
+    """
+    return int(_hash_lanes(np.array(lanes, dtype=np.uint64), _U(seed)))

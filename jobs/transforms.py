@@ -13,6 +13,15 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from pyspark.sql import Column, DataFrame, Observation, Window
 from pyspark.sql import functions as F
+from pyspark.sql.types import (
+    BooleanType,
+    DoubleType,
+    IntegerType,
+    LongType,
+    StringType,
+    StructField,
+    StructType,
+)
 
 from jobs.schemas import (
     A_IN_B,
@@ -43,8 +52,10 @@ from jobs.schemas import (
     documents_schema,
 )
 from shingling.batch import sketch_batch
+from shingling.postings import score_sorted_batches
 
 HASH = "hash"
+STAR = "star"
 GROUP = "group_rep"
 GROUP_SIZE = "group_size"
 UTF8_OK = "text_is_utf8"
@@ -215,46 +226,6 @@ def prefix_rows(reps: DataFrame, *, threshold: float, k: int | None = None) -> D
     return _rarest_prefixes(reps, lambda n: min_shared(n, threshold), k=k)
 
 
-def candidate_pairs(
-    prefixes: DataFrame, *, max_posting: int | None = None, capped: Observation | None = None
-) -> DataFrame:
-    """(doc_id, hash) -> distinct (doc_a, doc_b), doc_a < doc_b, for documents sharing a hash.
-
-    A hash in the prefixes of more than ``max_posting`` documents (a family of thousands of near
-    copies, whose every hash is hot) would add that many squared pairs; its documents are paired
-    only with the smallest of them (a star), which keeps them linked at linear cost; ``capped``, if
-    given, counts the documents paired that way.
-    """
-    small, star = split_postings(prefixes, max_posting=max_posting, capped=capped)
-    pairs = _pairs_sharing_a_hash(small, small)
-    return (pairs.unionByName(star.select(DOC_A, DOC_B)) if star is not None else pairs).distinct()
-
-
-def split_postings(
-    prefixes: DataFrame, *, max_posting: int | None, capped: Observation | None = None
-) -> tuple[DataFrame, DataFrame | None]:
-    """(doc_id, hash, ...) -> the prefix rows (all their columns) of postings within the cap, and
-    (doc_a, doc_b) star pairs for the postings above it (None without a cap); see
-    :func:`candidate_pairs`. When the prefix rows carry sketches (n_shingles, sketch), the star
-    pairs carry both (sa, sb, shingles_a, shingles_b), ready for :func:`score_sketch_pairs`."""
-    if max_posting is None:
-        return prefixes, None
-    posting = Window.partitionBy(HASH)
-    sized = prefixes.withColumn("m", F.count(F.lit(1)).over(posting))
-    small = sized.where(F.col("m") <= max_posting).select(*prefixes.columns)
-    # the hot postings only (usually none) are centred on their smallest document
-    hot = sized.where(F.col("m") > max_posting).withColumn("center", F.min(DOC_ID).over(posting))
-    columns = [F.col("center").alias(DOC_A), F.col(DOC_ID).alias(DOC_B)]
-    if SKETCH in prefixes.columns:
-        for column, a, b in ((SKETCH, "sa", "sb"), (N_SHINGLES, SHINGLES_A, SHINGLES_B)):
-            hot = hot.withColumn(a, F.min_by(column, DOC_ID).over(posting))
-            columns += [F.col(a), F.col(column).alias(b)]
-    star = hot.where(F.col(DOC_ID) != F.col("center")).select(*columns)
-    if capped is not None:
-        star = star.observe(capped, F.count(F.lit(1)).alias("capped_documents"))
-    return small, star
-
-
 def containment_candidates(
     reps: DataFrame, *, threshold: float, max_posting: int | None
 ) -> DataFrame:
@@ -283,13 +254,6 @@ def containment_candidates(
     return pairs.select(
         F.least(ida, idb).alias(DOC_A), F.greatest(ida, idb).alias(DOC_B)
     ).distinct()
-
-
-def _pairs_sharing_a_hash(left: DataFrame, right: DataFrame) -> DataFrame:
-    a, b = left.alias("a"), right.alias("b")
-    joined = a.join(b, on=F.col(f"a.{HASH}") == F.col(f"b.{HASH}"))
-    ida, idb = F.col(f"a.{DOC_ID}"), F.col(f"b.{DOC_ID}")
-    return joined.where(ida < idb).select(ida.alias(DOC_A), idb.alias(DOC_B))
 
 
 def _known(sketch: Column, n_shingles: Column) -> Column:
@@ -382,34 +346,54 @@ def scored_prefix_pairs(
     k: int,
     threshold: float,
     containment_threshold: float | None = None,
+    max_posting: int | None = None,
+    capped: Observation | None = None,
 ) -> DataFrame:
     """(hash, doc_id, n_shingles, sketch) prefix rows -> scored pairs of documents sharing a hash.
 
-    The prefix rows carry their sketches into the self-join, so each candidate is tested where the
-    join makes it: the candidates (millions where documents quote common text) are never shuffled
-    or joined back to the sketches, and those that cannot reach the threshold (:func:`may_reach`,
-    most of them) are dropped before the estimate is computed. (With ``containment_threshold`` the
-    test is skipped: a pair may be an excerpt whatever its Jaccard estimate.) A pair met through
-    several hashes is scored once per hash; the caller keeps one row of the passing ones.
+    The rows are shuffled by hash once and sorted within each partition; on the executors
+    :func:`shingling.postings.score_sorted_batches` scores every pair of each posting with a
+    compiled loop, dropping first those that cannot reach the threshold (:func:`may_reach`, most of
+    them; with ``containment_threshold`` none are dropped, a pair may be an excerpt whatever its
+    Jaccard estimate). The candidates (millions where documents quote common text) are never rows.
+    A pair met through several hashes is scored once per hash; the caller keeps one row of the
+    passing ones.
+
+    A hash in the prefixes of more than ``max_posting`` documents (a family of thousands of near
+    copies, whose every hash is hot) would add that many squared pairs; its documents are paired
+    only with the smallest of them (a star, every such pair scored), which keeps them linked at
+    linear cost; ``capped``, if given, counts the documents paired that way.
     """
-    a = prefixes.select(
-        F.col(DOC_ID).alias(DOC_A),
-        HASH,
-        F.col(SKETCH).alias("sa"),
-        F.col(N_SHINGLES).alias(SHINGLES_A),
+    id_type = prefixes.schema[DOC_ID].dataType
+    schema = StructType(
+        [
+            StructField(DOC_A, id_type),
+            StructField(DOC_B, id_type),
+            StructField(MATCHES, IntegerType()),
+            StructField(JACCARD, DoubleType()),
+            StructField(CONTAINMENT_A, DoubleType()),
+            StructField(CONTAINMENT_B, DoubleType()),
+            StructField(SHINGLES_A, LongType()),
+            StructField(SHINGLES_B, LongType()),
+            StructField(RELATION, StringType()),
+            StructField(STAR, BooleanType()),
+        ]
     )
-    b = prefixes.select(
-        F.col(DOC_ID).alias(DOC_B),
-        HASH,
-        F.col(SKETCH).alias("sb"),
-        F.col(N_SHINGLES).alias(SHINGLES_B),
-    )
-    joined = a.join(b, HASH).where(F.col(DOC_A) < F.col(DOC_B))
-    if containment_threshold is None:
-        joined = joined.where(may_reach(k, threshold))
-    return score_sketch_pairs(
-        joined, k=k, threshold=threshold, containment_threshold=containment_threshold
-    )
+
+    def score(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        yield from score_sorted_batches(
+            batches,
+            k=k,
+            threshold=threshold,
+            containment_threshold=containment_threshold,
+            max_posting=max_posting or 0,
+        )
+
+    rows = prefixes.select(HASH, DOC_ID, N_SHINGLES, SKETCH)
+    scored = rows.repartition(HASH).sortWithinPartitions(HASH).mapInArrow(score, schema)
+    if capped is not None:
+        scored = scored.observe(capped, F.count_if(F.col(STAR)).alias("capped_documents"))
+    return scored.drop(STAR)
 
 
 def expand_groups(
@@ -521,24 +505,23 @@ def near_duplicate_pairs(
     (with ``containment_threshold``, for mod-m sketches) every pair where one document's estimated
     containment in the other reaches it.
 
-    ``max_posting`` caps prefix postings (0: no cap; see :func:`candidate_pairs`); ``metrics``, if
+    ``max_posting`` caps prefix postings (0: no cap; see :func:`scored_prefix_pairs`); ``metrics``, if
     given, is filled when the result is computed.
     """
     grouped = exact_groups(sketched_only(documents))
     reps = representatives(grouped)
     cap = max_posting or None
-    prefixes = prefix_rows(reps, threshold=threshold, k=k)
-    small, star = split_postings(
-        prefixes, max_posting=cap, capped=metrics.capped if metrics else None
-    )
     scoring: dict[str, Any] = {
         "k": k,
         "threshold": threshold,
         "containment_threshold": containment_threshold,
     }
-    scored = scored_prefix_pairs(small, **scoring)
-    if star is not None:  # documents of a hot posting and its centre, with their sketches
-        scored = scored.unionByName(score_sketch_pairs(star, **scoring))
+    scored = scored_prefix_pairs(
+        prefix_rows(reps, threshold=threshold, k=k),
+        **scoring,
+        max_posting=cap,
+        capped=metrics.capped if metrics else None,
+    )
     if containment_threshold is not None:
         excerpts = containment_candidates(reps, threshold=containment_threshold, max_posting=cap)
         scored = scored.unionByName(score_pairs(excerpts, reps, **scoring))

@@ -311,3 +311,226 @@ def hash_lanes(lanes: list[int], seed: int) -> int:
     True
     """
     return int(_hash_lanes(np.array(lanes, dtype=np.uint64), _U(seed)))
+
+
+@njit(inline="always")
+def _min_shared(size: int, threshold: float) -> int:
+    # as jobs.transforms.min_shared: rounded down a hair, at least one
+    return max(int(np.ceil(size * threshold - 1e-9)), 1)
+
+
+@njit(inline="always")
+def _shared(values: Any, a0: int, a1: int, b0: int, b1: int) -> int:
+    """How many values the sorted runs ``values[a0:a1]`` and ``values[b0:b1]`` share."""
+    n = 0
+    while a0 < a1 and b0 < b1:
+        x, y = values[a0], values[b0]
+        if x == y:
+            n += 1
+            a0 += 1
+            b0 += 1
+        elif x < y:
+            a0 += 1
+        else:
+            b0 += 1
+    return n
+
+
+@njit(inline="always")
+def _shared_in_sample(values: Any, a0: int, a1: int, b0: int, b1: int, size: int) -> int:
+    """Of the first ``size`` values of the sorted union of two sorted runs, how many are in both."""
+    n = 0
+    taken = 0
+    while taken < size and (a0 < a1 or b0 < b1):
+        if b0 >= b1 or (a0 < a1 and values[a0] < values[b0]):
+            a0 += 1
+        elif a0 >= a1 or values[b0] < values[a0]:
+            b0 += 1
+        else:
+            n += 1
+            a0 += 1
+            b0 += 1
+        taken += 1
+    return n
+
+
+@njit(inline="always")
+def _known_end(values: Any, s0: int, s1: int, bound: Any, bounded: bool) -> int:
+    """The end of the run ``values[s0:s1]`` cut at ``bound`` (inclusive) when ``bounded``."""
+    if not bounded:
+        return s1
+    e = s0
+    while e < s1 and values[e] <= bound:
+        e += 1
+    return e
+
+
+@njit(inline="always")
+def _score_pair(
+    values: Any,
+    offsets: Any,
+    n_shingles: Any,
+    a: int,
+    b: int,
+    k: int,
+    threshold: float,
+    containment_threshold: float,
+    test_first: bool,
+) -> tuple[bool, int, float, float, float, int]:
+    """One pair's scores (see :func:`_score_postings`); first False when the test dropped it."""
+    a0, a1, b0, b1 = offsets[a], offsets[a + 1], offsets[b], offsets[b + 1]
+    ka1, kb1 = min(a1, a0 + k), min(b1, b0 + k)
+    both = _shared(values, a0, ka1, b0, kb1)
+    if test_first and both < _min_shared(min(k, max(ka1 - a0, kb1 - b0)), threshold):
+        return False, both, 0.0, 0.0, 0.0, 0
+    size = ka1 - a0 + kb1 - b0 - both  # the union of the bottom-k parts
+    if not (n_shingles[a] <= k and n_shingles[b] <= k):
+        size = min(size, k)
+    jac = _shared_in_sample(values, a0, ka1, b0, kb1, size) / size
+    partial_a = a1 - a0 < n_shingles[a]
+    partial_b = b1 - b0 < n_shingles[b]
+    if partial_a and partial_b:
+        bound = min(values[a1 - 1], values[b1 - 1])
+    elif partial_a:
+        bound = values[a1 - 1]
+    else:
+        bound = values[b1 - 1]
+    ea = _known_end(values, a0, a1, bound, partial_a or partial_b)
+    eb = _known_end(values, b0, b1, bound, partial_a or partial_b)
+    known = _shared(values, a0, ea, b0, eb)
+    ca = known / (ea - a0) if ea > a0 else 0.0
+    cb = known / (eb - b0) if eb > b0 else 0.0
+    rel = 0
+    if jac >= threshold:
+        rel = 1
+    elif containment_threshold >= 0:
+        if ca >= cb and ca >= containment_threshold:
+            rel = 2
+        elif cb >= containment_threshold:
+            rel = 3
+    return True, both, jac, ca, cb, rel
+
+
+def _score_postings(
+    hashes: Any,
+    order: Any,
+    n_shingles: Any,
+    offsets: Any,
+    values: Any,
+    k: int,
+    threshold: float,
+    containment_threshold: float,
+    test_first: bool,
+    max_posting: int,
+) -> tuple[Any, Any, Any, Any, Any, Any, Any, Any]:
+    """Every pair of rows with the same hash (rows sorted by hash), tested and scored.
+
+    The arithmetic of ``jobs.transforms.may_reach`` and ``score_sketch_pairs`` (and of
+    :mod:`shingling.estimators`), on sketches as sorted runs of ``values`` (row i's sketch is
+    ``values[offsets[i]:offsets[i + 1]]``).
+
+    Args:
+        hashes: each row's prefix hash; rows of one hash are adjacent.
+        order: each row's document in id order (a pair's doc_a is the one with the smaller).
+        n_shingles: each row's document's distinct shingle count.
+        offsets, values: the rows' sketches.
+        k, threshold: the bottom-k size and the Jaccard threshold.
+        containment_threshold: the excerpt threshold; negative: none.
+        test_first: drop the pairs that cannot reach ``threshold`` (``may_reach``) unscored.
+        max_posting: a posting of more rows (0: no cap) pairs each with its first document in id
+            order only (a star), every such pair scored.
+
+    Returns:
+        Per scored pair: row of doc_a, row of doc_b, matches, jaccard, containment_a,
+        containment_b, relation (0: none, 1: near duplicate, 2: a in b, 3: b in a), and whether
+        the pair is a star's.
+    """
+    n = len(hashes)
+    cap = 1024
+    found = (
+        np.empty(cap, dtype=np.int64),
+        np.empty(cap, dtype=np.int64),
+        np.empty(cap, dtype=np.int32),
+        np.empty(cap, dtype=np.float64),
+        np.empty(cap, dtype=np.float64),
+        np.empty(cap, dtype=np.float64),
+        np.empty(cap, dtype=np.int8),
+        np.empty(cap, dtype=np.bool_),
+    )
+    out = 0
+    start = 0
+    scoring = (values, offsets, n_shingles, k, threshold, containment_threshold)
+    while start < n:
+        end = start + 1
+        while end < n and hashes[end] == hashes[start]:
+            end += 1
+        if 0 < max_posting < end - start:  # a star around the first document in id order
+            centre = start
+            for i in range(start, end):
+                if order[i] < order[centre]:
+                    centre = i
+            for i in range(start, end):
+                if i != centre:
+                    found, out = _consider(found, out, scoring, centre, i, False, True)
+        else:
+            for i in range(start, end):
+                for j in range(i + 1, end):
+                    if order[i] < order[j]:
+                        found, out = _consider(found, out, scoring, i, j, test_first, False)
+                    elif order[j] < order[i]:
+                        found, out = _consider(found, out, scoring, j, i, test_first, False)
+        start = end
+    return (
+        found[0][:out],
+        found[1][:out],
+        found[2][:out],
+        found[3][:out],
+        found[4][:out],
+        found[5][:out],
+        found[6][:out],
+        found[7][:out],
+    )
+
+
+@njit(inline="always")
+def _consider(
+    found: Any, out: int, scoring: Any, a: int, b: int, test_first: bool, star: bool
+) -> tuple[Any, int]:
+    """Score the pair (a, b) and, unless the test drops it, append it to ``found``."""
+    values, offsets, n_shingles, k, threshold, containment_threshold = scoring
+    ok, both, jac, ca, cb, rel = _score_pair(
+        values, offsets, n_shingles, a, b, k, threshold, containment_threshold, test_first
+    )
+    if not ok:
+        return found, out
+    if out == len(found[0]):
+        size = 2 * out
+        found = (
+            _grown(found[0], size),
+            _grown(found[1], size),
+            _grown(found[2], size),
+            _grown(found[3], size),
+            _grown(found[4], size),
+            _grown(found[5], size),
+            _grown(found[6], size),
+            _grown(found[7], size),
+        )
+    found[0][out] = a
+    found[1][out] = b
+    found[2][out] = both
+    found[3][out] = jac
+    found[4][out] = ca
+    found[5][out] = cb
+    found[6][out] = rel
+    found[7][out] = star
+    return found, out + 1
+
+
+@njit(inline="always")
+def _grown(array: Any, size: int) -> Any:
+    grown = np.empty(size, dtype=array.dtype)
+    grown[: len(array)] = array
+    return grown
+
+
+score_postings = _jit(_score_postings)

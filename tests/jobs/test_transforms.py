@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import DataFrame, Observation, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import StringType
 from pyspark.testing import assertDataFrameEqual
@@ -34,7 +34,6 @@ from jobs.transforms import (
     GROUP_SIZE,
     HASH,
     PairMetrics,
-    candidate_pairs,
     exact_groups,
     expand_groups,
     may_reach,
@@ -42,6 +41,7 @@ from jobs.transforms import (
     prefix_rows,
     representatives,
     score_pairs,
+    scored_prefix_pairs,
     sketch_documents,
     sketched_only,
 )
@@ -86,33 +86,49 @@ def test_exact_groups_are_same_text_hash_and_word_count(spark: SparkSession) -> 
     assertDataFrameEqual(reps, spark.createDataFrame([("a",), ("d",), ("e",)], f"{DOC_ID} string"))
 
 
-def test_candidate_pairs_are_distinct_ordered_pairs_sharing_a_hash(spark: SparkSession) -> None:
-    prefixes = spark.createDataFrame(
-        [("x", 1), ("y", 1), ("z", 1), ("x", 2), ("y", 2), ("w", 3)],
-        f"{DOC_ID} string, {HASH} long",
-    )
-    expected = spark.createDataFrame(
-        [("x", "y"), ("x", "z"), ("y", "z")], f"{DOC_A} string, {DOC_B} string"
-    )
-    assertDataFrameEqual(candidate_pairs(prefixes), expected)
-
-
-def test_candidate_pairs_star_a_hot_posting(spark: SparkSession) -> None:
-    # hash 1 is in 4 prefixes, over max_posting = 3: its documents pair with the smallest only
-    prefixes = spark.createDataFrame(
-        [("p", 1), ("q", 1), ("r", 1), ("s", 1), ("r", 2), ("s", 2)],
-        f"{DOC_ID} string, {HASH} long",
-    )
-    expected = spark.createDataFrame(
-        [("p", "q"), ("p", "r"), ("p", "s"), ("r", "s")], f"{DOC_A} string, {DOC_B} string"
-    )
-    assertDataFrameEqual(candidate_pairs(prefixes, max_posting=3), expected)
+def pairs_sharing_a_hash(rows: DataFrame) -> DataFrame:
+    """(doc_id, hash) -> distinct (doc_a, doc_b), doc_a < doc_b: the documents sharing a hash."""
+    a = rows.select(F.col(DOC_ID).alias(DOC_A), HASH)
+    b = rows.select(F.col(DOC_ID).alias(DOC_B), HASH)
+    return a.join(b, HASH).where(F.col(DOC_A) < F.col(DOC_B)).select(DOC_A, DOC_B).distinct()
 
 
 def naive_candidates(reps: DataFrame) -> DataFrame:
     """Every pair of representatives sharing any sketch hash: the join prefix filtering avoids."""
-    exploded = reps.select(DOC_ID, F.explode(SKETCH).alias(HASH))
-    return candidate_pairs(exploded)
+    return pairs_sharing_a_hash(reps.select(DOC_ID, F.explode(SKETCH).alias(HASH)))
+
+
+def test_scored_prefix_pairs_star_a_hot_posting_and_count_it(spark: SparkSession) -> None:
+    # hash 1 is in 4 prefixes, over max_posting = 3: its documents pair with the smallest only
+    rows = [("p", 1), ("q", 1), ("r", 1), ("s", 1), ("r", 2), ("s", 2)]
+    prefixes = spark.createDataFrame(
+        [(h, d, 2, [1, 2]) for d, h in rows],
+        f"{HASH} long, {DOC_ID} string, {N_SHINGLES} long, {SKETCH} array<bigint>",
+    )
+    capped = Observation("capped")
+    scored = scored_prefix_pairs(prefixes, k=K, threshold=0.6, max_posting=3, capped=capped)
+    expected = spark.createDataFrame(
+        [("p", "q"), ("p", "r"), ("p", "s"), ("r", "s")], f"{DOC_A} string, {DOC_B} string"
+    )
+    assertDataFrameEqual(scored.select(DOC_A, DOC_B), expected)
+    assert capped.get["capped_documents"] == 3
+
+
+def test_scored_prefix_pairs_equal_the_sql_scores_of_every_candidate(
+    spark: SparkSession, sample_reps: DataFrame
+) -> None:
+    # with a containment threshold nothing is dropped unscored: every pair sharing a prefix hash,
+    # once per shared hash, scored by the compiled loop as score_pairs scores it in Spark SQL
+    prefixes = prefix_rows(sample_reps, threshold=0.3)
+    scoring = {"k": K, "threshold": 0.6, "containment_threshold": 0.5}
+    got = scored_prefix_pairs(prefixes, **scoring)
+    shared = prefixes.alias("a").join(prefixes.alias("b"), HASH)
+    once_per_hash = shared.where(F.col(f"a.{DOC_ID}") < F.col(f"b.{DOC_ID}")).select(
+        F.col(f"a.{DOC_ID}").alias(DOC_A), F.col(f"b.{DOC_ID}").alias(DOC_B)
+    )
+    expected = score_pairs(once_per_hash, sample_reps, **scoring)
+    assert expected.where(F.col(RELATION).isNotNull()).count() >= 10
+    assertDataFrameEqual(got, expected)
 
 
 @pytest.mark.parametrize("threshold", [0.3, 0.9])
@@ -123,12 +139,14 @@ def test_prefix_filtering_loses_no_pair_on_the_sample_corpus(
         scored = score_pairs(candidates, sample_reps, k=K, threshold=threshold)
         return scored.where(F.col(JACCARD) >= threshold).select(DOC_A, DOC_B, MATCHES, JACCARD)
 
-    filtered = candidate_pairs(prefix_rows(sample_reps, threshold=threshold))
+    prefixes = prefix_rows(sample_reps, threshold=threshold)
+    found = scored_prefix_pairs(prefixes, k=K, threshold=threshold)
     expected = passing(naive_candidates(sample_reps))
     assert expected.count() >= 10
-    assertDataFrameEqual(passing(filtered), expected)
+    got = found.where(F.col(JACCARD) >= threshold).select(DOC_A, DOC_B, MATCHES, JACCARD)
+    assertDataFrameEqual(got.distinct(), expected)
     # and it is a filter: fewer candidates than the naive join
-    assert filtered.count() < naive_candidates(sample_reps).count()
+    assert pairs_sharing_a_hash(prefixes).count() < naive_candidates(sample_reps).count()
 
 
 def test_score_pairs_equals_the_library_estimators(

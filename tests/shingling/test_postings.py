@@ -1,0 +1,150 @@
+"""shingling.postings: every pair of a posting, scored as the library's estimators score it."""
+
+from __future__ import annotations
+
+import random
+from collections import defaultdict
+from functools import cache
+
+import pyarrow as pa
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from testdata import licence_words, light_edits, sample_corpus
+
+from shingling.estimators import containment, jaccard, matches
+from shingling.normalize import words
+from shingling.postings import score_sorted_batches, score_table
+from shingling.sketch import Sketch, sketch
+
+K = 20
+
+
+@cache
+def sketches(sample_mod: int = 0) -> dict[str, Sketch]:
+    """Every 20th document of the sample corpus and a lightly edited copy or an excerpt of each."""
+    rng = random.Random(7)
+    texts = {}
+    for doc_id, text in sample_corpus()[::20]:
+        texts[doc_id] = text
+        passage = words(text)
+        if len(passage) > 40 and rng.random() < 0.5:
+            start = rng.randrange(len(passage) // 2)
+            texts[f"{doc_id}-part"] = " ".join(passage[start : start + len(passage) // 2])
+        else:
+            edited = light_edits(passage, 0.05, list(licence_words()), rng)
+            texts[f"{doc_id}-edit"] = " ".join(edited)
+    return {d: sketch(t, width=4, k=K, sample_mod=sample_mod) for d, t in texts.items()}
+
+
+def posting_rows(found: dict[str, Sketch], ids: dict[str, object] | None = None) -> pa.Table:
+    """Rows (hash, doc_id, n_shingles, sketch) of every hash of every sketch, sorted by hash."""
+    rows = sorted((h, d) for d, s in found.items() for h in s.hashes)
+    return pa.table(
+        {
+            "hash": pa.array([h for h, _ in rows], pa.int64()),
+            "doc_id": [ids[d] if ids else d for _, d in rows],
+            "n_shingles": pa.array([found[d].n_shingles for _, d in rows], pa.int64()),
+            "sketch": pa.array([list(found[d].hashes) for _, d in rows], pa.list_(pa.int64())),
+        }
+    )
+
+
+def relation(a: Sketch, b: Sketch, threshold: float, within: float | None) -> str | None:
+    if jaccard(a, b) >= threshold:
+        return "near_duplicate"
+    if within is None:
+        return None
+    ca, cb = containment(a, b), containment(b, a)
+    if ca >= cb and ca >= within:
+        return "a_in_b"
+    return "b_in_a" if cb >= within else None
+
+
+@pytest.mark.parametrize("sample_mod", [0, 4])
+def test_every_pair_of_every_posting_is_scored_as_the_estimators_score_it(sample_mod: int) -> None:
+    found = sketches(sample_mod)
+    out = score_table(
+        posting_rows(found), k=K, threshold=0.6, containment_threshold=0.5
+    ).to_pylist()
+    shared = defaultdict(int)  # (a, b) -> the hashes they share: one row per shared hash
+    by_hash = defaultdict(list)
+    for d, s in found.items():
+        for h in s.hashes:
+            by_hash[h].append(d)
+    for docs in by_hash.values():
+        for i, x in enumerate(docs):
+            for y in docs[i + 1 :]:
+                shared[min(x, y), max(x, y)] += 1
+    assert len(out) == sum(shared.values()) > 1000
+    near = 0
+    for row in out:
+        a, b = found[row["doc_a"]], found[row["doc_b"]]
+        assert row["doc_a"] < row["doc_b"]
+        assert row["matches"] == matches(a, b)
+        assert row["jaccard"] == jaccard(a, b)
+        assert (row["containment_a"], row["containment_b"]) == (containment(a, b), containment(b, a))
+        assert (row["shingles_a"], row["shingles_b"]) == (a.n_shingles, b.n_shingles)
+        assert row["relation"] == relation(a, b, 0.6, 0.5)
+        assert row["star"] is False
+        near += row["relation"] == "near_duplicate"
+    assert near >= 10
+
+
+@pytest.mark.parametrize("threshold", [0.3, 0.6, 0.75])
+def test_the_test_before_scoring_drops_only_pairs_below_the_threshold(threshold: float) -> None:
+    found = sketches()
+    rows = posting_rows(found)
+    everything = score_table(rows, k=K, threshold=threshold, containment_threshold=0.0)
+    tested = score_table(rows, k=K, threshold=threshold)
+    reaching = {
+        (r["doc_a"], r["doc_b"]) for r in everything.to_pylist() if r["jaccard"] >= threshold
+    }
+    kept = {(r["doc_a"], r["doc_b"]) for r in tested.to_pylist()}
+    assert len(reaching) >= 5
+    assert reaching <= kept
+    assert tested.num_rows < everything.num_rows  # and it drops candidates
+    assert all(r["relation"] in (None, "near_duplicate") for r in tested.to_pylist())
+
+
+def test_a_posting_over_the_cap_is_a_star_around_its_first_id() -> None:
+    s = Sketch((1, 2), n_shingles=2, width=4, k=K)
+    found = {"r": s, "q": s, "s": s, "p": s}
+    rows = posting_rows(found)  # hashes 1 and 2, each in four rows
+    out = score_table(rows, k=K, threshold=0.6, max_posting=3).to_pylist()
+    assert sorted((r["doc_a"], r["doc_b"], r["star"]) for r in out) == [
+        ("p", "q", True),
+        ("p", "q", True),
+        ("p", "r", True),
+        ("p", "r", True),
+        ("p", "s", True),
+        ("p", "s", True),
+    ]
+    assert len(score_table(rows, k=K, threshold=0.6, max_posting=4)) == 12  # at the cap: all
+
+
+def test_integer_ids_are_ordered_as_numbers() -> None:
+    s = Sketch((1, 2), n_shingles=2, width=4, k=K)
+    rows = posting_rows({"x": s, "y": s, "z": s}, ids={"x": 10, "y": 9, "z": -3})
+    out = score_table(rows, k=K, threshold=0.6).to_pylist()
+    assert {(r["doc_a"], r["doc_b"]) for r in out} == {(-3, 9), (-3, 10), (9, 10)}
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.integers(min_value=0, max_value=400), max_size=6))
+def test_postings_split_across_batches_give_the_same_pairs(cuts: list[int]) -> None:
+    rows = posting_rows(dict(list(sketches().items())[:60]))
+    whole = score_table(rows, k=K, threshold=0.3, containment_threshold=0.0).to_pylist()
+    bounds = sorted({0, rows.num_rows, *(c % (rows.num_rows + 1) for c in cuts)})
+    batches = [
+        rows.slice(a, b - a).combine_chunks().to_batches()[0]
+        for a, b in zip(bounds, bounds[1:], strict=False)
+        if b > a
+    ]
+    streamed = [
+        r
+        for out in score_sorted_batches(batches, k=K, threshold=0.3, containment_threshold=0.0)
+        for r in out.to_pylist()
+    ]
+    key = lambda r: (r["doc_a"], r["doc_b"], r["matches"])  # noqa: E731
+    assert sorted(streamed, key=key) == sorted(whole, key=key)

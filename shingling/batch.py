@@ -9,8 +9,8 @@ time goes, and why it is shaped like this:
 - everything after that (cutting words, hashing words and shingles, the bottom-k) is one compiled
   loop over the folded UTF-8 bytes, :func:`shingling.kernels.sketch_texts`: a word is a run of
   code points that are letters, marks or numbers, looked up in a table that the normalizer's own
-  regular expression built (so the two cannot disagree). It runs at about 90 MB of text per second
-  per core, twice the numpy pipeline it replaced.
+  regular expression built (so the two cannot disagree). It runs at about 155 MB of text per
+  second per core on the benchmark corpus, four times the numpy pipeline it replaced (40 MB/s).
 """
 
 from __future__ import annotations

@@ -8,8 +8,9 @@ the folded UTF-8 bytes to :func:`sketch_texts`, compiled by numba to machine cod
    from the normalizer's own pattern; characters: every code point) and hash each with xxHash64;
 2. hash the whole token run (the text hash) and every window of ``width`` token hashes (the
    shingle hashes, written over the token hashes they replace);
-3. sort the shingle hashes and keep the distinct ones: their count, the ``k`` smallest and, with a
-   sample bound, every one below it.
+3. count the distinct shingle hashes (a hash set) and keep the ``k`` smallest (a max-heap) and,
+   with a sample bound, every one below it, in one pass; a text too long for the set sorts its
+   hashes instead. (Sorting every text's hashes took 44% of the loop's time.)
 
 It is the same arithmetic as :mod:`shingling.hashing` and :mod:`shingling.sketch`, which stay the
 reference; the parity tests check the two bit for bit. xxHash64 follows the XXH64 specification
@@ -246,6 +247,10 @@ def _sketch_texts(
     buf = np.empty(longest + 1 if chars else longest // 2 + 1, dtype=np.uint64)
     signed = buf.view(np.int64)
     values = np.empty(n_texts * min(k, 64) + 16, dtype=np.int64)
+    slots = np.empty(SET_SIZE, dtype=np.int64)  # a hash set of one text's shingle hashes,
+    stamps = np.zeros(SET_SIZE, dtype=np.int64)  # a slot is taken when it holds this text's stamp
+    heap = np.empty(min(k, SET_SIZE), dtype=np.int64)
+    picked = np.empty(SET_SIZE, dtype=np.int64)
     kept = 0
     for t in range(n_texts):
         if not valid[t]:
@@ -260,27 +265,123 @@ def _sketch_texts(
         w = width if n >= width else n
         for i in range(m):
             buf[i] = xxh64_lanes(buf, i, w, seed)
-        shingles = signed[:m]
-        shingles.sort()
-        distinct = 0
-        for i in range(m):
-            h = shingles[i]
-            if i > 0 and h == shingles[i - 1]:
-                continue
-            distinct += 1
-            if distinct <= k or (sampled and h <= sample_max):
-                if kept == len(values):
-                    grown = np.empty(2 * len(values), dtype=np.int64)
-                    grown[:kept] = values
-                    values = grown
-                values[kept] = h
-                kept += 1
-                sizes[t] += 1
+        if m <= SET_SIZE // 2:
+            distinct, found = _bottom_k_by_set(
+                buf, m, k, sampled, sample_max, t + 1, slots, stamps, heap, picked
+            )
+            chosen = picked[:found]
+        else:  # a long text: sort its shingle hashes instead of a set (memory grows with m)
+            distinct, found = _bottom_k_by_sort(signed[:m], k, sampled, sample_max)
+            chosen = signed[:found]
+        if kept + found > len(values):
+            grown = np.empty(2 * (kept + found), dtype=np.int64)
+            grown[:kept] = values[:kept]
+            values = grown
+        values[kept : kept + found] = chosen
+        kept += found
+        sizes[t] = found
         n_shingles[t] = distinct
     return n_tokens, n_shingles, text_hash, sizes, values[:kept]
 
 
 sketch_texts = _jit(_sketch_texts)
+
+#: Texts of up to half this many shingles find their distinct ones with a hash set of this size
+#: (in cache: 16 bytes a slot), longer ones by sorting.
+SET_SIZE = 1 << 14
+
+
+@njit(inline="always")
+def _sift_down(heap: Any, n: int) -> None:
+    """Restore the max-heap order of ``heap[:n]`` after its top was replaced."""
+    i = 0
+    while True:
+        left = 2 * i + 1
+        if left >= n:
+            return
+        child = left
+        if left + 1 < n and heap[left + 1] > heap[left]:
+            child = left + 1
+        if heap[child] <= heap[i]:
+            return
+        heap[i], heap[child] = heap[child], heap[i]
+        i = child
+
+
+@njit(inline="always")
+def _bottom_k_by_set(
+    hashes: Any,
+    m: int,
+    k: int,
+    sampled: bool,
+    sample_max: int,
+    stamp: int,
+    slots: Any,
+    stamps: Any,
+    heap: Any,
+    picked: Any,
+) -> tuple[int, int]:
+    """The distinct count of ``hashes[:m]`` (uint64) and, sorted in ``picked``, its k smallest
+    distinct values (signed) and every distinct value up to ``sample_max`` when ``sampled``;
+    returns (distinct, how many were picked). One pass: a hash set marked with ``stamp`` (unique
+    per call, so the set is never cleared) counts them, and a max-heap keeps the k smallest."""
+    mask = len(slots) - 1
+    room = min(k, m)  # the heap never holds more; the sampled values go after this many
+    distinct = 0
+    in_heap = 0
+    n_sampled = 0
+    for i in range(m):
+        h = np.int64(hashes[i])
+        slot = np.int64(hashes[i] >> _U(40)) & mask  # the hashes are uniform: their bits will do
+        while stamps[slot] == stamp and slots[slot] != h:
+            slot = (slot + 1) & mask
+        if stamps[slot] == stamp:
+            continue  # seen before in this text
+        stamps[slot] = stamp
+        slots[slot] = h
+        distinct += 1
+        if in_heap < k:
+            heap[in_heap] = h
+            j = in_heap
+            in_heap += 1
+            while j > 0 and heap[(j - 1) // 2] < heap[j]:  # sift up
+                heap[(j - 1) // 2], heap[j] = heap[j], heap[(j - 1) // 2]
+                j = (j - 1) // 2
+        elif h < heap[0]:
+            heap[0] = h
+            _sift_down(heap, in_heap)
+        if sampled and h <= sample_max:
+            picked[room + n_sampled] = h
+            n_sampled += 1
+    # the heap's values just before the sampled ones; sort them all, drop repeats, move to front
+    start = room - in_heap
+    picked[start:room] = heap[:in_heap]
+    found = picked[start : room + n_sampled]
+    found.sort()
+    n = 0
+    for j in range(len(found)):
+        if j == 0 or found[j] != found[j - 1]:
+            picked[n] = found[j]  # n <= start + j: never ahead of the value being read
+            n += 1
+    return distinct, n
+
+
+@njit(inline="always")
+def _bottom_k_by_sort(shingles: Any, k: int, sampled: bool, sample_max: int) -> tuple[int, int]:
+    """As :func:`_bottom_k_by_set` by sorting ``shingles`` (signed) in place; the picked values
+    are moved to its front."""
+    shingles.sort()
+    distinct = 0
+    n = 0
+    for i in range(len(shingles)):
+        h = shingles[i]
+        if i > 0 and h == shingles[i - 1]:
+            continue
+        distinct += 1
+        if distinct <= k or (sampled and h <= sample_max):
+            shingles[n] = h
+            n += 1
+    return distinct, n
 
 
 @njit

@@ -6,9 +6,17 @@ import pyarrow as pa
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from testdata import DOCUMENT, library_row, licence_texts, sample_corpus, sample_corpus_rows
+from testdata import (
+    DOCUMENT,
+    library_row,
+    licence_texts,
+    sample_corpus,
+    sample_corpus_rows,
+)
 
 from shingling.batch import sketch_batch
+from shingling.kernels import SET_SIZE
+from shingling.normalize import words
 
 
 def expected_rows(
@@ -136,3 +144,17 @@ def test_real_corpus_batch_equals_per_document_sketches() -> None:
 def test_real_licences_batch_equals_per_document_sketches(width: int, k: int) -> None:
     texts = list(licence_texts().values())
     assert batch_rows(pa.array(texts), width, k) == expected_rows(texts, width, k)
+
+
+@pytest.mark.parametrize("sample_mod", [0, 8])
+def test_texts_around_the_hash_set_size_equal_the_library(sample_mod: int) -> None:
+    # up to SET_SIZE // 2 shingles a text's distinct ones are found with a hash set, beyond by
+    # sorting: both sides of the boundary, with real words and their repeats
+    running = words(" ".join(licence_texts().values()))  # the licences' words, in order
+    limit = SET_SIZE // 2
+    sizes = [limit - 1, limit, limit + 1, limit + 2, 3 * limit]
+    assert len(running) > max(sizes) + 3
+    texts = [" ".join(running[: n + 3]) for n in sizes]
+    rows = batch_rows(pa.array(texts), 4, 20, sample_mod=sample_mod)
+    assert [r["n_words"] - 3 for r in rows] == sizes
+    assert rows == expected_rows(texts, 4, 20, sample_mod=sample_mod)

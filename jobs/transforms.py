@@ -508,7 +508,9 @@ def near_duplicate_pairs(
     ``max_posting`` caps prefix postings (0: no cap; see :func:`scored_prefix_pairs`); ``metrics``, if
     given, is filled when the result is computed.
     """
-    grouped = exact_groups(sketched_only(documents))
+    # read twice, by the prefix join (representatives) and by the expansion: persisted, the window
+    # over the documents runs once (3.5 s of a 41 s pair stage at 1M documents)
+    grouped = exact_groups(sketched_only(documents)).persist()
     reps = representatives(grouped)
     cap = max_posting or None
     scoring: dict[str, Any] = {

@@ -113,6 +113,7 @@ def run(
             else None,
             metrics=metrics,
         ).write.parquet(out.table("pairs"))
+        spark.catalog.clearCache()  # the pair stage's persisted intermediates
         counts = (
             spark.read.parquet(out.table("pairs"))
             .agg(F.count(F.lit(1)).alias("pairs"), F.sum(F.col(EXACT).cast("long")).alias("exact"))

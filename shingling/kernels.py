@@ -2,7 +2,7 @@
 
 :func:`shingling.batch.sketch_batch` folds a batch with Arrow kernels (NFKC, lowercase) and hands
 the folded UTF-8 bytes to :func:`sketch_texts`, compiled by numba to machine code on first use
-(cached on disk afterwards, see :func:`_jit`). Per text, in one pass and one buffer:
+(cached on disk afterwards, see :class:`_Compiled`). Per text, in one pass and one buffer:
 
 1. cut the tokens (words: runs of letter, mark and number code points, looked up in a table built
    from the normalizer's own pattern; characters: every code point) and hash each with xxHash64;
@@ -33,17 +33,33 @@ P4 = _U(9650029242287828579)
 P5 = _U(2870177450012600261)
 
 
-def _jit(func: Callable[..., Any]) -> Any:
-    """Compile with numba, caching the machine code on disk when a cache directory is writable.
+class _Compiled:
+    """A function compiled by numba on first call, its machine code cached on disk when it can be.
 
-    numba keeps the cache next to the source (``__pycache__``), in the user's cache directory, or
-    (for code shipped in a zip with ``--py-files``) in the user's cache directory; ``NUMBA_CACHE_DIR``
-    chooses another place. Without a writable one each process compiles once, about 3 s.
+    numba keeps the cache next to the source (``__pycache__``) or in the user's cache directory
+    (``NUMBA_CACHE_DIR`` chooses another; code shipped in a zip with ``--py-files`` always uses
+    it). Where there is none, or saving fails (a read-only home on a cluster node), the function
+    is compiled again without a cache: each process then compiles once, about 3 s.
     """
-    try:
-        return njit(cache=True, nogil=True)(func)
-    except RuntimeError:  # "no locator available": nowhere to keep a cache
-        return njit(cache=False, nogil=True)(func)
+
+    def __init__(self, func: Callable[..., Any]) -> None:
+        self.__doc__ = func.__doc__
+        self._func = func
+        self._compiled: Any = None
+        try:
+            self._cached: Any = njit(cache=True, nogil=True)(func)
+        except RuntimeError:  # "no locator available": nowhere to keep a cache
+            self._cached = None
+
+    def __call__(self, *args: Any) -> Any:
+        if self._cached is not None:
+            try:
+                return self._cached(*args)
+            except OSError:  # the cache could not be written: compile without one
+                self._cached = None
+        if self._compiled is None:
+            self._compiled = njit(cache=False, nogil=True)(self._func)
+        return self._compiled(*args)
 
 
 @njit(inline="always")
@@ -284,7 +300,7 @@ def _sketch_texts(
     return n_tokens, n_shingles, text_hash, sizes, values[:kept]
 
 
-sketch_texts = _jit(_sketch_texts)
+sketch_texts = _Compiled(_sketch_texts)
 
 #: Texts of up to half this many shingles find their distinct ones with a hash set of this size
 #: (in cache: 16 bytes a slot), longer ones by sorting.
@@ -634,4 +650,4 @@ def _grown(array: Any, size: int) -> Any:
     return grown
 
 
-score_postings = _jit(_score_postings)
+score_postings = _Compiled(_score_postings)

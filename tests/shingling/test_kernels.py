@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
+import os
 import struct
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
 
 import pytest
 import xxhash
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import shingling
 from shingling.kernels import hash_bytes, hash_lanes
 
 UINT64 = st.integers(min_value=0, max_value=2**64 - 1)
@@ -36,3 +42,27 @@ def test_extreme_values(n: int) -> None:
         packed = struct.pack(f"<{n}Q", *([v] * n))
         assert hash_lanes([v] * n, 42) == xxhash.xxh64_intdigest(packed, 42)
         assert hash_bytes(packed, 2**64 - 1) == xxhash.xxh64_intdigest(packed, 2**64 - 1)
+
+
+def test_compiles_where_no_cache_can_be_written(tmp_path: Path) -> None:
+    # the code shipped in a zip (as --py-files ships it) on a node whose home directory cannot be
+    # written: numba cannot save its cache, and the loop must still run, compiled in the process
+    archive = tmp_path / "shingling.zip"
+    with zipfile.ZipFile(archive, "w") as z:
+        for source in Path(shingling.__file__).parent.glob("*.py"):
+            z.write(source, f"shingling/{source.name}")
+    env = {**os.environ, "PYTHONPATH": str(archive), "HOME": "/proc/nope"}
+    env["XDG_CACHE_HOME"] = "/proc/nope"
+    env.pop("NUMBA_CACHE_DIR", None)
+    code = (
+        "import pyarrow as pa, shingling; from shingling.batch import sketch_batch; "
+        "print(shingling.__file__); "
+        "print(sketch_batch(pa.array(['a b c d e']), width=4, k=20).n_shingles.tolist())"
+    )
+    run = subprocess.run(
+        [sys.executable, "-c", code], env=env, cwd=tmp_path, capture_output=True, text=True
+    )
+    assert run.returncode == 0, run.stderr[-3000:]
+    where, shingles = run.stdout.split()
+    assert where.startswith(str(archive))
+    assert shingles == "[2]"

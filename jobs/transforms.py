@@ -13,15 +13,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from pyspark.sql import Column, DataFrame, Observation, Window
 from pyspark.sql import functions as F
-from pyspark.sql.types import (
-    BooleanType,
-    DoubleType,
-    IntegerType,
-    LongType,
-    StringType,
-    StructField,
-    StructType,
-)
+from pyspark.sql.pandas.types import from_arrow_schema, to_arrow_type
 
 from jobs.schemas import (
     A_IN_B,
@@ -52,10 +44,9 @@ from jobs.schemas import (
     documents_schema,
 )
 from shingling.batch import sketch_batch
-from shingling.postings import score_sorted_batches
+from shingling.postings import STAR, output_schema, score_sorted_batches
 
 HASH = "hash"
-STAR = "star"
 GROUP = "group_rep"
 GROUP_SIZE = "group_size"
 UTF8_OK = "text_is_utf8"
@@ -364,21 +355,8 @@ def scored_prefix_pairs(
     only with the smallest of them (a star, every such pair scored), which keeps them linked at
     linear cost; ``capped``, if given, counts the documents paired that way.
     """
-    id_type = prefixes.schema[DOC_ID].dataType
-    schema = StructType(
-        [
-            StructField(DOC_A, id_type),
-            StructField(DOC_B, id_type),
-            StructField(MATCHES, IntegerType()),
-            StructField(JACCARD, DoubleType()),
-            StructField(CONTAINMENT_A, DoubleType()),
-            StructField(CONTAINMENT_B, DoubleType()),
-            StructField(SHINGLES_A, LongType()),
-            StructField(SHINGLES_B, LongType()),
-            StructField(RELATION, StringType()),
-            StructField(STAR, BooleanType()),
-        ]
-    )
+    # the columns score_sorted_batches writes, in Spark's types
+    schema = from_arrow_schema(output_schema(to_arrow_type(prefixes.schema[DOC_ID].dataType)))
 
     def score(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         yield from score_sorted_batches(

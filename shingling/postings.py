@@ -27,6 +27,7 @@ HASH = "hash"
 DOC_ID = "doc_id"
 N_SHINGLES = "n_shingles"
 SKETCH = "sketch"
+STAR = "star"  # the column that marks a capped posting's star pairs
 
 #: The relation codes of the kernel, as the pair table spells them (0: none, a null).
 RELATIONS = pa.array([None, "near_duplicate", "a_in_b", "b_in_a"], type=pa.string())
@@ -46,7 +47,7 @@ def output_schema(id_type: pa.DataType) -> pa.Schema:
             pa.field("shingles_a", pa.int64()),
             pa.field("shingles_b", pa.int64()),
             pa.field("relation", pa.string()),
-            pa.field("star", pa.bool_()),
+            pa.field(STAR, pa.bool_()),
         ]
     )
 

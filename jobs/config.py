@@ -86,6 +86,7 @@ class VerifyConfig:
 class IndexConfig:
     rows_per_file: int
     row_group_bytes: int
+    probe_documents: int
 
 
 @dataclass(frozen=True)

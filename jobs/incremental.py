@@ -1,172 +1,186 @@
 """Pure DataFrame steps of the nightly run: a batch of new documents against the index.
 
 The pairs of one nightly run are the pairs of the whole corpus (index and batch together) that hold
-at least one batch document, computed with the full run's own steps (:mod:`jobs.transforms`):
-the same exact-duplicate groups, the same scoring, the same expansion of groups into pairs. So the
-union of the nightly pair tables equals the pair table of one full run over everything (tested in
-tests/jobs/test_nightly.py), with two documented exceptions: an exact-duplicate group that grows
-past ``pairs.max_exact_group`` keeps the pairs its members got while it was smaller, and the
-nightly join does not cap hot postings (``pairs.max_posting``), so it finds pairs a capped full run
-links only through a star.
+at least one batch document, with the full run's scores, exact-duplicate groups and expansion of
+groups into pairs (:mod:`jobs.transforms`). So the union of the nightly pair tables equals the pair
+table of one full run over everything (tested in tests/jobs/test_nightly.py), with two documented
+exceptions: an exact-duplicate group that grows past ``pairs.max_exact_group`` keeps the pairs its
+members got while it was smaller, and the nightly join does not cap hot postings
+(``pairs.max_posting``), so it finds pairs a capped full run links only through a star.
 
-Why it is lossless: prefix filtering needs a global order only when both sides of the join use
-prefixes. Here the batch's prefixes (rarest first, by the document frequency of each hash in index
-and batch together) are joined with the *full* postings of the index and of the batch: a pair that
-reaches the threshold shares one of the first n - t + 1 hashes of the batch sketch, whatever their
-order, and that hash is among the other sketch's postings.
+How: the batch's distinct texts, with a prefix of each sketch, go to every task as a broadcast, and
+the index's live documents stream through them (:mod:`shingling.probe`): each indexed sketch meets
+the batch texts whose prefix holds one of its hashes, and each such pair is tested and scored by a
+compiled loop. One scan of the index documents, no shuffle of anything index-sized, and no
+candidate pair is ever a row. Why it is lossless: see :mod:`shingling.probe`.
 """
 
 from __future__ import annotations
 
-from pyspark.sql import DataFrame, Window
+import uuid
+from collections.abc import Callable, Iterator
+
+import pyarrow as pa
+from pyspark import Broadcast
+from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
+from pyspark.sql.pandas.types import from_arrow_schema, to_arrow_type
 
 from jobs.schemas import (
+    CONTAINMENT_A,
+    CONTAINMENT_B,
     DOC_A,
     DOC_B,
     DOC_ID,
     JACCARD,
+    MATCHES,
     N_SHINGLES,
     N_WORDS,
+    NEAR_DUPLICATE,
+    RELATION,
     SHINGLES_A,
     SHINGLES_B,
     SKETCH,
     TEXT_HASH,
 )
-from jobs.transforms import (
-    GROUP,
-    HASH,
-    exact_groups,
-    expand_groups,
-    may_reach,
-    min_shared,
-    score_pairs,
-    score_sketch_pairs,
-    sketched_only,
-)
+from jobs.transforms import GROUP, exact_groups, expand_groups, sketched_only
+from shingling import probe
+from shingling.probe import IN_BATCH, PROBE
 
 KEY = (TEXT_HASH, N_WORDS)  # what makes two documents exact copies (see exact_groups)
 RUN_DATE = "run_date"
 ADDED = "added"
 
 
-def batch_prefixes(postings: DataFrame, frequency: DataFrame, *, threshold: float) -> DataFrame:
-    """(doc_id, hash, n) + (hash, df) -> (doc_id, hash): each sketch's first n - t + 1 hashes,
-    rarest first (then by hash)."""
-    ranked = postings.join(frequency, HASH).withColumn(
-        "rank", F.row_number().over(Window.partitionBy(DOC_ID).orderBy("df", HASH))
-    )
-    keep = F.col("n") - min_shared(F.col("n"), threshold) + 1
-    return ranked.where(F.col("rank") <= keep).select(DOC_ID, HASH)
+def probe_index(
+    reps: DataFrame, probing: DataFrame, *, k: int, threshold: float, slices: int = 1
+) -> DataFrame:
+    """Batch texts + probing documents -> :func:`shingling.probe.output_schema` rows: the pairs
+    (batch text, probing document) reaching ``threshold``, and each probing document that is an
+    exact copy of a batch text, listed without a pair.
+
+    ``reps``: one row per distinct text of the batch (doc_id, n_shingles, sketch, text_hash,
+    n_words). ``probing``: the same columns and ``in_batch`` (the batch's own rows, which find the
+    pairs within the batch). The batch texts go to every task as a broadcast, ``slices`` of them
+    at a time (each slice one scan of ``probing``): they pass through the driver, as the batch side
+    of a Spark broadcast join does, and ``index.probe_documents`` bounds them. The probing rows
+    are scanned where they are, never shuffled.
+    """
+    spark = reps.sparkSession
+    columns = (DOC_ID, N_SHINGLES, SKETCH, TEXT_HASH, N_WORDS)
+    id_type = probing.schema[DOC_ID].dataType
+    schema = from_arrow_schema(probe.output_schema(to_arrow_type(id_type)))
+    found = None
+    for part in range(slices):
+        mine = (
+            reps if slices == 1 else reps.where(F.pmod(F.xxhash64(DOC_ID), F.lit(slices)) == part)
+        )
+        sink = pa.BufferOutputStream()
+        table = mine.select(*columns).toArrow()
+        with pa.ipc.new_stream(sink, table.schema) as writer:
+            writer.write_table(table)
+        shared = spark.sparkContext.broadcast(sink.getvalue().to_pybytes())
+        scanned = probing.select(*columns, IN_BATCH).mapInArrow(
+            _prober(shared, uuid.uuid4().hex, k=k, threshold=threshold), schema
+        )
+        found = scanned if found is None else found.unionByName(scanned)
+    assert found is not None
+    return found
+
+
+def _prober(
+    shared: Broadcast[bytes], key: str, *, k: int, threshold: float
+) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
+    """The function of each task: build the probe table once per Python worker (``key`` names
+    it), then stream the task's rows through it."""
+
+    def scan(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        table = _PROBE_TABLES.get(key)
+        if table is None:
+            reps = pa.ipc.open_stream(shared.value).read_all()
+            table = probe.ProbeTable(reps, k=k, threshold=threshold)
+            _PROBE_TABLES.clear()  # one at a time: a worker's tasks are of one slice at a time
+            _PROBE_TABLES[key] = table
+        for batch in batches:
+            yield table.probe(batch)
+
+    return scan
+
+
+_PROBE_TABLES: dict[str, probe.ProbeTable] = {}  # per Python worker process
 
 
 def nightly_pairs(
     batch: DataFrame,
     index_documents: DataFrame | None,
-    index_postings: DataFrame | None,
     *,
     threshold: float,
     k: int,
     max_exact_group: int,
+    slices: int = 1,
 ) -> DataFrame:
     """Batch documents + live index -> the pair table rows that hold at least one batch document.
 
     ``batch``: the batch's documents table (ids unique). ``index_documents``: the index's live rows
     (documents table columns), without the batch's ids (a document that arrives again is replaced).
-    ``index_postings``: (hash, doc_id) of the index; rows of documents not in ``index_documents``
-    only add candidates that scoring drops. Both are scanned, never shuffled: every join against
-    them is a broadcast of something the size of the batch.
+    The index is scanned once per slice of the batch (:func:`probe_index`), never shuffled; what
+    follows is batch-sized.
     """
     cols = (DOC_ID, N_WORDS, N_SHINGLES, SKETCH, TEXT_HASH)
     new = sketched_only(batch).select(*cols)
-    if index_documents is None or index_postings is None:
-        old = new.limit(0)
-        postings = new.select(F.lit(0).cast("long").alias(HASH), DOC_ID).limit(0)
-    else:
-        old = sketched_only(index_documents).select(*cols)
-        postings = index_postings.select(HASH, DOC_ID)
-    batch_keys = new.select(*KEY).distinct()
 
     # one sketch per distinct text of the batch; copies carry the same sketch
     grouped_new = exact_groups(new)
     b_reps = grouped_new.where(F.col(DOC_ID) == F.col(GROUP)).select(
         DOC_ID, N_SHINGLES, SKETCH, *KEY
     )
-    b_reps = b_reps.persist()
-    b_post = b_reps.select(
-        DOC_ID, F.explode(SKETCH).alias(HASH), F.size(SKETCH).alias("n")
-    ).persist()
+    probing = b_reps.withColumn(IN_BATCH, F.lit(True))
+    if index_documents is not None:
+        old = sketched_only(index_documents).select(*cols).withColumn(IN_BATCH, F.lit(False))
+        probing = old.unionByName(probing, allowMissingColumns=False)
+    found = probe_index(b_reps, probing, k=k, threshold=threshold, slices=slices).persist()
+    # computed here, once: the steps below read it several times, and two of them may start at
+    # once (broadcasts), each scanning the index again while the cache is still empty
+    found.count()
 
-    # document frequencies of the batch's hashes in index and batch together: one scan of the
-    # index postings, aggregated at once (the rows are not kept)
-    b_hashes = F.broadcast(b_post.select(HASH).distinct())
-    in_index = postings.join(b_hashes, HASH).groupBy(HASH).agg(F.count(F.lit(1)).alias("di"))
-    frequency = (
-        b_post.groupBy(HASH)
-        .agg(F.count(F.lit(1)).alias("db"))
-        .join(in_index, HASH, "left")
-        .select(HASH, (F.col("db") + F.coalesce(F.col("di"), F.lit(0))).alias("df"))
-    )
-    prefixes = batch_prefixes(b_post, frequency, threshold=threshold).persist()
-
-    # batch against index: the index documents holding a batch prefix hash (a second scan of the
-    # postings, keeping only those rows), without the index copies of batch texts (those are
-    # exact duplicates, and pairs of their text are found from the batch's side)
-    hits = (
-        postings.join(F.broadcast(prefixes.withColumnRenamed(DOC_ID, "b")), HASH)
-        .select("b", F.col(DOC_ID).alias("y"))
-        .distinct()
-    )
-    y_docs = old.join(
-        F.broadcast(hits.select(F.col("y").alias(DOC_ID)).distinct()), DOC_ID, "left_semi"
-    )
-    y_docs = y_docs.join(F.broadcast(batch_keys), list(KEY), "left_anti").persist()
-    # each candidate meets both sketches, is tested (may_reach) before it is scored, and is scored
-    # once per distinct index text: copies of one text have one sketch
-    b_side = b_reps.select(
-        F.col(DOC_ID).alias("b"), F.col(SKETCH).alias("sa"), F.col(N_SHINGLES).alias(SHINGLES_A)
-    )
-    y_side = y_docs.select(
-        F.col(DOC_ID).alias("y"),
-        F.col(SKETCH).alias("sb"),
-        F.col(N_SHINGLES).alias(SHINGLES_B),
-        *KEY,
-    )
-    index_candidates = (
-        hits.join(y_side, "y")
-        .join(F.broadcast(b_side), "b")
-        .where(may_reach(k, threshold))
-        .groupBy("b", *KEY)
+    scores = (MATCHES, JACCARD, CONTAINMENT_A, CONTAINMENT_B, SHINGLES_A)
+    pair_rows = found.where(F.col(PROBE).isNotNull())
+    # batch against index: scored once per distinct indexed text (its smallest id stands for it)
+    against_index = (
+        pair_rows.where(~F.col(IN_BATCH))
+        .groupBy(PROBE, *KEY)
         .agg(
-            F.min("y").alias(DOC_B),
-            *(F.first(c).alias(c) for c in ("sa", "sb", SHINGLES_A, SHINGLES_B)),
+            F.min(DOC_ID).alias(DOC_B),
+            *(F.first(c).alias(c) for c in scores),
+            F.first(N_SHINGLES).alias(SHINGLES_B),
         )
-        .withColumnRenamed("b", DOC_A)
+        .withColumnRenamed(PROBE, DOC_A)
         .drop(*KEY)
     )
-    # batch against batch: its prefixes against its full postings
-    p, q = prefixes.alias("p"), b_post.alias("q")
-    batch_candidates = (
-        p.join(q, HASH)
-        .where(F.col(f"p.{DOC_ID}") != F.col(f"q.{DOC_ID}"))
+    # within the batch: found from one side or both, kept once
+    within_batch = (
+        pair_rows.where(F.col(IN_BATCH))
         .select(
-            F.least(f"p.{DOC_ID}", f"q.{DOC_ID}").alias(DOC_A),
-            F.greatest(f"p.{DOC_ID}", f"q.{DOC_ID}").alias(DOC_B),
+            F.col(PROBE).alias(DOC_A),
+            F.col(DOC_ID).alias(DOC_B),
+            *scores,
+            F.col(N_SHINGLES).alias(SHINGLES_B),
         )
-        .distinct()
+        .withColumn("lo", F.least(DOC_A, DOC_B))
+        .withColumn("hi", F.greatest(DOC_A, DOC_B))
+        .dropDuplicates(["lo", "hi"])
+        .drop("lo", "hi")
     )
-    scored = score_sketch_pairs(index_candidates, k=k).unionByName(
-        score_pairs(batch_candidates, b_reps.select(DOC_ID, N_SHINGLES, SKETCH), k=k)
+    passed = (
+        against_index.unionByName(within_batch)
+        .withColumn(RELATION, F.lit(NEAR_DUPLICATE))
+        .persist()
     )
-    passed = scored.where(F.col(JACCARD) >= threshold).persist()
 
-    # every member, in index and batch, of the texts involved, grouped as the full run groups them
-    scoring_keys = b_reps.select(DOC_ID, *KEY).unionByName(y_docs.select(DOC_ID, *KEY))
-    pass_ids = passed.select(F.col(DOC_A).alias(DOC_ID)).unionByName(
-        passed.select(F.col(DOC_B).alias(DOC_ID))
-    )
-    keys = pass_ids.join(scoring_keys, DOC_ID).select(*KEY).unionByName(batch_keys).distinct()
-    members = old.join(F.broadcast(keys), list(KEY), "left_semi").unionByName(new)
+    # every member, in index and batch, of the texts involved, grouped as the full run groups them:
+    # the indexed copies of a scored text met the same batch texts, and those of a batch text were
+    # listed
+    members = found.where(~F.col(IN_BATCH)).select(*cols).dropDuplicates([DOC_ID]).unionByName(new)
     grouped = exact_groups(members).persist()
     to_rep = grouped.select(DOC_ID, GROUP)
     # scoring used some member of each text; the pair table's groups speak of their representative

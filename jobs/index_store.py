@@ -384,16 +384,6 @@ class IndexStore:
             docs = docs.join(dead, [DOC_ID, SEGMENT], "left_anti")
         return docs
 
-    def postings(self, manifest: Manifest) -> DataFrame | None:
-        """Every (hash, doc_id) of the index. Rows of replaced documents are not removed: a join
-        that uses them must check its documents against :meth:`live_documents` (the nightly join
-        scores candidates against live sketches only, so they cost a few false candidates)."""
-        if not manifest.segments:
-            return None
-        return self.spark.read.parquet(
-            *[f"{segment_path(self.root, s.id)}/{POSTINGS}" for s in manifest.segments]
-        )
-
     def begin(self, base: Manifest, run_date: str, run_id: str) -> Transaction:
         return Transaction(self, base, run_date, run_id)
 

@@ -54,6 +54,7 @@ from jobs.near_duplicates import count_documents
 from jobs.schemas import DOC_ID, EXACT, SKIP_DUPLICATE_ID, SKIP_NULL_ID, SKIP_REASON
 from jobs.session import Work, run_main
 from jobs.transforms import flag_repeated_ids, sketch_documents
+from shingling import probe
 from shingling.index import Manifest
 
 log = logging.getLogger("shingling")
@@ -257,10 +258,10 @@ def run(
             pairs = nightly_pairs(
                 documents,
                 others,
-                store.postings(base),
                 threshold=cfg.pairs.threshold,
                 k=cfg.sketch.k,
                 max_exact_group=cfg.pairs.max_exact_group,
+                slices=probe.slices(counts["sketched"], cfg.index.probe_documents),
             )
             with adaptive_execution(spark, enabled=False):
                 tx.stage_pairs(pairs)

@@ -437,11 +437,11 @@ def _min_shared(size: int, threshold: float) -> int:
 
 
 @njit(inline="always")
-def _shared(values: Any, a0: int, a1: int, b0: int, b1: int) -> int:
-    """How many values the sorted runs ``values[a0:a1]`` and ``values[b0:b1]`` share."""
+def _shared(va: Any, a0: int, a1: int, vb: Any, b0: int, b1: int) -> int:
+    """How many values the sorted runs ``va[a0:a1]`` and ``vb[b0:b1]`` share."""
     n = 0
     while a0 < a1 and b0 < b1:
-        x, y = values[a0], values[b0]
+        x, y = va[a0], vb[b0]
         if x == y:
             n += 1
             a0 += 1
@@ -454,14 +454,14 @@ def _shared(values: Any, a0: int, a1: int, b0: int, b1: int) -> int:
 
 
 @njit(inline="always")
-def _shared_in_sample(values: Any, a0: int, a1: int, b0: int, b1: int, size: int) -> int:
+def _shared_in_sample(va: Any, a0: int, a1: int, vb: Any, b0: int, b1: int, size: int) -> int:
     """Of the first ``size`` values of the sorted union of two sorted runs, how many are in both."""
     n = 0
     taken = 0
     while taken < size and (a0 < a1 or b0 < b1):
-        if b0 >= b1 or (a0 < a1 and values[a0] < values[b0]):
+        if b0 >= b1 or (a0 < a1 and va[a0] < vb[b0]):
             a0 += 1
-        elif a0 >= a1 or values[b0] < values[a0]:
+        elif a0 >= a1 or vb[b0] < va[a0]:
             b0 += 1
         else:
             n += 1
@@ -484,37 +484,44 @@ def _known_end(values: Any, s0: int, s1: int, bound: Any, bounded: bool) -> int:
 
 @njit(inline="always")
 def _score_pair(
-    values: Any,
-    offsets: Any,
-    n_shingles: Any,
+    va: Any,
+    oa: Any,
+    na: Any,
     a: int,
+    vb: Any,
+    ob: Any,
+    nb: Any,
     b: int,
     k: int,
     threshold: float,
     containment_threshold: float,
     test_first: bool,
 ) -> tuple[bool, int, float, float, float, int]:
-    """One pair's scores (see :func:`_score_postings`); first False when the test dropped it."""
-    a0, a1, b0, b1 = offsets[a], offsets[a + 1], offsets[b], offsets[b + 1]
+    """One pair's scores (see :func:`_score_postings`); first False when the test dropped it.
+
+    Row ``a``'s sketch is ``va[oa[a]:oa[a + 1]]`` and its shingle count ``na[a]``; row ``b``'s
+    likewise in ``vb``, ``ob``, ``nb`` (the same arrays when both rows are of one table).
+    """
+    a0, a1, b0, b1 = oa[a], oa[a + 1], ob[b], ob[b + 1]
     ka1, kb1 = min(a1, a0 + k), min(b1, b0 + k)
-    both = _shared(values, a0, ka1, b0, kb1)
+    both = _shared(va, a0, ka1, vb, b0, kb1)
     if test_first and both < _min_shared(min(k, max(ka1 - a0, kb1 - b0)), threshold):
         return False, both, 0.0, 0.0, 0.0, 0
     size = ka1 - a0 + kb1 - b0 - both  # the union of the bottom-k parts
-    if not (n_shingles[a] <= k and n_shingles[b] <= k):
+    if not (na[a] <= k and nb[b] <= k):
         size = min(size, k)
-    jac = _shared_in_sample(values, a0, ka1, b0, kb1, size) / size
-    partial_a = a1 - a0 < n_shingles[a]
-    partial_b = b1 - b0 < n_shingles[b]
+    jac = _shared_in_sample(va, a0, ka1, vb, b0, kb1, size) / size
+    partial_a = a1 - a0 < na[a]
+    partial_b = b1 - b0 < nb[b]
     if partial_a and partial_b:
-        bound = min(values[a1 - 1], values[b1 - 1])
+        bound = min(va[a1 - 1], vb[b1 - 1])
     elif partial_a:
-        bound = values[a1 - 1]
+        bound = va[a1 - 1]
     else:
-        bound = values[b1 - 1]
-    ea = _known_end(values, a0, a1, bound, partial_a or partial_b)
-    eb = _known_end(values, b0, b1, bound, partial_a or partial_b)
-    known = _shared(values, a0, ea, b0, eb)
+        bound = vb[b1 - 1]
+    ea = _known_end(va, a0, a1, bound, partial_a or partial_b)
+    eb = _known_end(vb, b0, b1, bound, partial_a or partial_b)
+    known = _shared(va, a0, ea, vb, b0, eb)
     ca = known / (ea - a0) if ea > a0 else 0.0
     cb = known / (eb - b0) if eb > b0 else 0.0
     rel = 0
@@ -616,7 +623,18 @@ def _consider(
     """Score the pair (a, b) and, unless the test drops it, append it to ``found``."""
     values, offsets, n_shingles, k, threshold, containment_threshold = scoring
     ok, both, jac, ca, cb, rel = _score_pair(
-        values, offsets, n_shingles, a, b, k, threshold, containment_threshold, test_first
+        values,
+        offsets,
+        n_shingles,
+        a,
+        values,
+        offsets,
+        n_shingles,
+        b,
+        k,
+        threshold,
+        containment_threshold,
+        test_first,
     )
     if not ok:
         return found, out
@@ -651,3 +669,141 @@ def _grown(array: Any, size: int) -> Any:
 
 
 score_postings = _Compiled(_score_postings)
+
+
+def _probe_slots(hashes: Any) -> tuple[Any, Any, Any, Any]:
+    """Sorted hashes -> an open-addressing table of their distinct values: per slot the hash and
+    the range ``[start, end)`` of its rows (start -1: an empty slot); and a bit array, 32 bits per
+    value, one set for each (a filter small enough for the processor's cache: most hashes looked
+    up are in no prefix, and one bit tells). Hashes are xxHash64 values: their low bits index the
+    slots, bits 32 and up the filter."""
+    n = len(hashes)
+    size = 16
+    while size < 2 * n:
+        size *= 2
+    bits = np.zeros(max(size * 16 // 64, 1), dtype=np.int64)
+    mask = size - 1
+    keys = np.zeros(size, dtype=np.int64)
+    starts = np.full(size, -1, dtype=np.int64)
+    ends = np.zeros(size, dtype=np.int64)
+    i = 0
+    while i < n:
+        j = i + 1
+        while j < n and hashes[j] == hashes[i]:
+            j += 1
+        bit = (hashes[i] >> 32) & (size * 16 - 1)
+        bits[bit >> 6] |= np.int64(1) << (bit & 63)
+        slot = hashes[i] & mask
+        while starts[slot] != -1:
+            slot = (slot + 1) & mask
+        keys[slot] = hashes[i]
+        starts[slot] = i
+        ends[slot] = j
+        i = j
+    return bits, keys, starts, ends
+
+
+def _probe_sketches(
+    bits: Any,
+    keys: Any,
+    starts: Any,
+    ends: Any,
+    probe_rows: Any,
+    b_values: Any,
+    b_offsets: Any,
+    b_n: Any,
+    y_values: Any,
+    y_offsets: Any,
+    y_n: Any,
+    y_self: Any,
+    y_probed: Any,
+    seen: Any,
+    stamp: int,
+    k: int,
+    threshold: float,
+) -> tuple[Any, Any, Any, Any, Any, Any]:
+    """Each probed row y against the probe table's rows b whose prefix holds a hash of y's
+    bottom-k part: every such pair (b, y) tested and scored once; those reaching ``threshold``.
+
+    The probe table (``bits``, ``keys``, ``starts``, ``ends`` from :func:`_probe_slots` over the sorted prefix
+    hashes, ``probe_rows`` the b row of each) holds the prefix of every b; the b sketches are
+    ``b_values``/``b_offsets``/``b_n``, the y sketches ``y_values``/``y_offsets``/``y_n``. A row
+    y is skipped unless ``y_probed``, and never paired with b = ``y_self[y]``. ``seen`` (one slot
+    per b) remembers the last y each b met, as ``stamp + y``; the caller passes a ``stamp`` above
+    every one used before, so the array needs no clearing between calls.
+
+    Returns per pair: b row, y row, matches, jaccard, containment of b in y, of y in b.
+    """
+    mask = len(keys) - 1
+    bit_mask = len(bits) * 64 - 1
+    cap = 1024
+    found_b = np.empty(cap, dtype=np.int64)
+    found_y = np.empty(cap, dtype=np.int64)
+    found_m = np.empty(cap, dtype=np.int32)
+    found_j = np.empty(cap, dtype=np.float64)
+    found_ca = np.empty(cap, dtype=np.float64)
+    found_cb = np.empty(cap, dtype=np.float64)
+    out = 0
+    for y in range(len(y_n)):
+        if not y_probed[y]:
+            continue
+        y0 = y_offsets[y]
+        y1 = min(y_offsets[y + 1], y0 + k)
+        mark = stamp + y
+        for p in range(y0, y1):
+            h = y_values[p]
+            bit = (h >> 32) & bit_mask
+            if (bits[bit >> 6] >> (bit & 63)) & 1 == 0:
+                continue
+            slot = h & mask
+            while starts[slot] != -1 and keys[slot] != h:
+                slot = (slot + 1) & mask
+            if starts[slot] == -1:
+                continue
+            for q in range(starts[slot], ends[slot]):
+                b = probe_rows[q]
+                if seen[b] == mark or b == y_self[y]:
+                    continue
+                seen[b] = mark
+                ok, both, jac, ca, cb, rel = _score_pair(
+                    b_values,
+                    b_offsets,
+                    b_n,
+                    b,
+                    y_values,
+                    y_offsets,
+                    y_n,
+                    y,
+                    k,
+                    threshold,
+                    -1.0,
+                    True,
+                )
+                if not ok or rel != 1:
+                    continue
+                if out == len(found_b):
+                    found_b = _grown(found_b, 2 * out)
+                    found_y = _grown(found_y, 2 * out)
+                    found_m = _grown(found_m, 2 * out)
+                    found_j = _grown(found_j, 2 * out)
+                    found_ca = _grown(found_ca, 2 * out)
+                    found_cb = _grown(found_cb, 2 * out)
+                found_b[out] = b
+                found_y[out] = y
+                found_m[out] = both
+                found_j[out] = jac
+                found_ca[out] = ca
+                found_cb[out] = cb
+                out += 1
+    return (
+        found_b[:out],
+        found_y[:out],
+        found_m[:out],
+        found_j[:out],
+        found_ca[:out],
+        found_cb[:out],
+    )
+
+
+probe_slots = _Compiled(_probe_slots)
+probe_sketches = _Compiled(_probe_sketches)

@@ -59,10 +59,12 @@ def write_batch(table: pa.Table, rows: np.ndarray, path: Path) -> str:
     return str(path)
 
 
-def run_night(spark: SparkSession, tmp: Path, batch: str, date: str) -> dict:
+def run_night(
+    spark: SparkSession, tmp: Path, batch: str, date: str, cfg: config_module.Config = CFG
+) -> dict:
     return nightly.run(
         spark,
-        CFG,
+        cfg,
         batch_path=batch,
         index_path=str(tmp / "index"),
         pairs_path=str(tmp / "pairs"),
@@ -74,14 +76,18 @@ def pair_table(spark: SparkSession, tmp: Path) -> DataFrame:
     return spark.read.parquet(str(tmp / "pairs"))
 
 
-def test_nightly_union_equals_full_run_descending_ids(spark, corpus, tmp_path):
+@pytest.mark.parametrize("probe_documents", [None, 120], ids=["one-scan", "sliced"])
+def test_nightly_union_equals_full_run_descending_ids(spark, corpus, tmp_path, probe_documents):
     # ids arrive largest first, so each night brings smaller ids: exact-duplicate groups change
-    # their representative, and copies of one text are split across nights
+    # their representative, and copies of one text are split across nights; "sliced": the
+    # batch's texts are held 120 at a time, each slice one scan of the index
     order = np.argsort(np.array(corpus["doc_id"].to_pylist(), dtype=object))[::-1]
     nights = [order[:1], order[1:300], order[300:]]
+    overrides = [f"index.probe_documents={probe_documents}"] if probe_documents else []
+    cfg = config_module.load(None, overrides)
     for i, rows in enumerate(nights):
         batch = write_batch(corpus, rows, tmp_path / f"b{i}.parquet")
-        summary = run_night(spark, tmp_path, batch, f"2026-12-0{i + 1}")
+        summary = run_night(spark, tmp_path, batch, f"2026-12-0{i + 1}", cfg)
         assert summary["batch_documents"]["read"] == len(rows)
         assert summary["index"]["documents_after"] == sum(len(r) for r in nights[: i + 1])
     union = pair_table(spark, tmp_path)

@@ -1,0 +1,219 @@
+"""The nightly join: every indexed sketch probes the prefixes of a batch of new documents.
+
+A nightly run pairs a batch of new documents with an index of every document seen so far, and the
+index is far larger than the batch. :class:`ProbeTable` holds the batch's side in memory (its
+distinct texts: ids, sketches, and the prefix of each sketch in a hash table), and
+:meth:`ProbeTable.probe` streams the index's documents through it: each indexed sketch looks up its
+bottom-k hashes, meets the batch documents whose prefix holds one of them, and every such pair is
+tested and scored once by the compiled loop :func:`shingling.kernels.probe_sketches` (the
+arithmetic of :mod:`shingling.estimators`). The batch's own documents are streamed the same way
+for the pairs within the batch.
+
+Why it is lossless: a pair whose Jaccard estimate reaches the threshold shares at least
+t = min_shared(n) of the n hashes of the batch sketch's bottom-k part, so any n - t + 1 of them
+hold one of the shared hashes, and the other sketch holds it. Prefix filtering needs one global
+order of hashes only when both sides use prefixes; here the indexed side uses every hash, so each
+batch sketch may order its own. The order is rarest first by the hash's count in the batch's
+sketches: a hash common in the batch (boilerplate, templates) is as common in the corpus, and
+leaving it out of the prefixes keeps the pairs tested near the pairs that matter.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pyarrow as pa
+
+from shingling.kernels import probe_sketches, probe_slots
+
+DOC_ID = "doc_id"
+N_SHINGLES = "n_shingles"
+SKETCH = "sketch"
+TEXT_HASH = "text_hash"
+N_WORDS = "n_words"
+IN_BATCH = "in_batch"  # a probing row that is one of the table's own documents
+PROBE = "probe_id"  # the batch document of a pair (null: a row listed for its text only)
+
+
+def output_schema(id_type: pa.DataType) -> pa.Schema:
+    """The rows :meth:`ProbeTable.probe` returns: the probing document's columns, then the pair's.
+
+    ``containment_a`` is the batch document's estimated containment in the probing one,
+    ``containment_b`` the reverse; ``shingles_a`` is the batch document's shingle count.
+    """
+    return pa.schema(
+        [
+            pa.field(DOC_ID, id_type),
+            pa.field(N_SHINGLES, pa.int64()),
+            pa.field(SKETCH, pa.list_(pa.int64())),
+            pa.field(TEXT_HASH, pa.int64()),
+            pa.field(N_WORDS, pa.int64()),
+            pa.field(IN_BATCH, pa.bool_()),
+            pa.field(PROBE, id_type),
+            pa.field("matches", pa.int32()),
+            pa.field("jaccard", pa.float64()),
+            pa.field("containment_a", pa.float64()),
+            pa.field("containment_b", pa.float64()),
+            pa.field("shingles_a", pa.int64()),
+        ]
+    )
+
+
+def min_shared(n: np.ndarray, threshold: float) -> np.ndarray:
+    """As ``jobs.transforms.min_shared``: the fewest shared hashes that can reach ``threshold``."""
+    return np.maximum(np.ceil(n * threshold - 1e-9), 1).astype(np.int64)
+
+
+class ProbeTable:
+    """The batch side of the nightly join: distinct texts with their sketches and prefixes.
+
+    ``reps`` has one row per distinct text of the batch: doc_id, n_shingles, sketch (sorted
+    ascending), text_hash, n_words. Indexed documents holding one of these texts (same text hash
+    and word count) are exact copies: :meth:`probe` lists them instead of scoring them.
+    """
+
+    def __init__(self, reps: pa.Table | pa.RecordBatch, *, k: int, threshold: float) -> None:
+        self.k = k
+        self.threshold = threshold
+        self.ids = _array(reps.column(DOC_ID))
+        self.n_shingles = _ints(reps.column(N_SHINGLES))
+        self.offsets, self.values = _sketches(reps.column(SKETCH))
+        self.row_of = {doc: row for row, doc in enumerate(self.ids.to_pylist())}
+        self.texts = set(
+            zip(
+                _ints(reps.column(TEXT_HASH)).tolist(),
+                _ints(reps.column(N_WORDS)).tolist(),
+                strict=True,
+            )
+        )
+        self.text_hashes = np.unique(_ints(reps.column(TEXT_HASH)))
+        hashes, rows = self._prefixes()
+        self.probe_rows = rows
+        self.slots = probe_slots(hashes)
+        self.seen = np.full(len(self.n_shingles), -1, dtype=np.int64)
+        self.stamp = 0
+
+    def __len__(self) -> int:
+        return len(self.n_shingles)
+
+    def _prefixes(self) -> tuple[np.ndarray, np.ndarray]:
+        """Each sketch's first n - min_shared(n) + 1 hashes of its bottom-k part, rarest first (by
+        the hash's count in the table, then by value): (hashes sorted, the row of each)."""
+        starts = self.offsets[:-1]
+        n = np.minimum(np.diff(self.offsets), self.k)
+        rows = np.repeat(np.arange(len(n), dtype=np.int64), n)
+        first = np.repeat(np.cumsum(n) - n, n)
+        hashes = self.values[np.repeat(starts, n) + np.arange(len(rows)) - first]
+        distinct, index, counts = np.unique(hashes, return_inverse=True, return_counts=True)
+        order = np.lexsort((hashes, counts[index], rows))  # by row, then rarest, then value
+        rank = np.empty(len(rows), dtype=np.int64)
+        rank[order] = np.arange(len(rows)) - first[order]
+        keep = rank < (n - min_shared(n, self.threshold) + 1)[rows]
+        hashes, rows = hashes[keep], rows[keep]
+        by_hash = np.argsort(hashes, kind="stable")
+        return hashes[by_hash], rows[by_hash]
+
+    def probe(self, docs: pa.RecordBatch | pa.Table) -> pa.RecordBatch:
+        """Probing rows (doc_id, n_shingles, sketch, text_hash, n_words, in_batch) -> the pairs
+        (batch document, probing row) whose Jaccard estimate reaches the threshold, and a row
+        without a pair for each indexed row holding one of the table's texts.
+
+        A row with ``in_batch`` is a batch document: never paired with itself, and not a copy
+        (the batch may be held in slices, a table each). A pair of two batch documents is found
+        from either side or both.
+        """
+        ids = _array(docs.column(DOC_ID))
+        n_shingles = _ints(docs.column(N_SHINGLES))
+        offsets, values = _sketches(docs.column(SKETCH))
+        text_hash = _ints(docs.column(TEXT_HASH))
+        n_words = _ints(docs.column(N_WORDS))
+        in_batch = _array(docs.column(IN_BATCH)).to_numpy(zero_copy_only=False).astype(bool)
+        y_self = np.full(len(ids), -1, dtype=np.int64)
+        if in_batch.any():
+            batch_ids = ids.filter(pa.array(in_batch)).to_pylist()
+            y_self[in_batch] = [self.row_of.get(d, -1) for d in batch_ids]
+        copy = ~in_batch & _member(text_hash, self.text_hashes)
+        for y in np.flatnonzero(copy):
+            copy[y] = (int(text_hash[y]), int(n_words[y])) in self.texts
+        bits, keys, starts, ends = self.slots
+        b, y, matches, jaccard, cont_a, cont_b = probe_sketches(
+            bits,
+            keys,
+            starts,
+            ends,
+            self.probe_rows,
+            self.values,
+            self.offsets,
+            self.n_shingles,
+            values,
+            offsets,
+            n_shingles,
+            y_self,
+            ~copy,
+            self.seen,
+            self.stamp,
+            self.k,
+            self.threshold,
+        )
+        self.stamp += len(ids)
+        listed = np.flatnonzero(copy)
+        rows = np.concatenate([y, listed])
+        pad = len(listed)
+        probe_ids = self.ids.take(pa.array(b)).cast(ids.type)
+        probe_ids = pa.concat_arrays([probe_ids, pa.nulls(pad, ids.type)])
+        take = pa.array(rows)
+        sketch = _array(docs.column(SKETCH)).take(take).cast(pa.list_(pa.int64()))
+        return pa.RecordBatch.from_arrays(
+            [
+                ids.take(take),
+                pa.array(n_shingles[rows]),
+                sketch,
+                pa.array(text_hash[rows]),
+                pa.array(n_words[rows]),
+                pa.array(in_batch[rows]),
+                probe_ids,
+                _padded(matches, pad, pa.int32()),
+                _padded(jaccard, pad, pa.float64()),
+                _padded(cont_a, pad, pa.float64()),
+                _padded(cont_b, pad, pa.float64()),
+                _padded(self.n_shingles[b], pad, pa.int64()),
+            ],
+            schema=output_schema(ids.type),
+        )
+
+
+def _member(values: np.ndarray, sorted_set: np.ndarray) -> np.ndarray:
+    """Whether each value is in ``sorted_set`` (sorted, distinct)."""
+    if not len(sorted_set):
+        return np.zeros(len(values), dtype=bool)
+    at = np.minimum(np.searchsorted(sorted_set, values), len(sorted_set) - 1)
+    return sorted_set[at] == values
+
+
+def _padded(values: np.ndarray, nulls: int, type_: pa.DataType) -> pa.Array:
+    return pa.concat_arrays([pa.array(values, type=type_), pa.nulls(nulls, type_)])
+
+
+def _array(column: pa.Array | pa.ChunkedArray) -> pa.Array:
+    return column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
+
+
+def _ints(column: pa.Array | pa.ChunkedArray) -> np.ndarray:
+    return _array(column).to_numpy(zero_copy_only=False).astype(np.int64, copy=False)
+
+
+def _sketches(column: pa.Array | pa.ChunkedArray) -> tuple[np.ndarray, np.ndarray]:
+    """A list<int64> column -> (offsets from 0, values) of its rows."""
+    lists = _array(column).cast(pa.large_list(pa.int64()))
+    offsets = np.frombuffer(lists.buffers()[1], dtype=np.int64)[
+        lists.offset : lists.offset + len(lists) + 1
+    ]
+    values = lists.values.to_numpy()[offsets[0] : offsets[-1]] if len(offsets) else np.empty(0)
+    return (offsets - offsets[0]).astype(np.int64), values.astype(np.int64, copy=False)
+
+
+def slices(documents: int, per_slice: int) -> int:
+    """How many slices a batch of ``documents`` distinct texts is probed in, at most ``per_slice``
+    held in memory at once (each slice is one scan of the index)."""
+    return max(1, math.ceil(documents / max(per_slice, 1)))

@@ -31,8 +31,6 @@ import logging
 import sys
 import time
 import uuid
-from collections.abc import Iterator
-from contextlib import contextmanager
 from datetime import UTC, date, datetime
 from typing import Any
 
@@ -164,23 +162,6 @@ def sketch_batch_documents(corpus: DataFrame, *, width: int, k: int, files: int)
     return sketched.where(~F.col(SKIP_REASON).eqNullSafe(SKIP_DUPLICATE_ID))
 
 
-@contextmanager
-def adaptive_execution(spark: SparkSession, *, enabled: bool) -> Iterator[None]:
-    """Switch Spark's adaptive query execution on or off for a block, then restore it.
-
-    The nightly pair stage is some twenty small joins, most against broadcasts of batch-sized
-    data; adaptive execution re-plans it stage by stage and gains nothing there: off, the stage took
-    19.3 s instead of 24.9 s at 1M indexed documents (measured back to back, same pairs).
-    """
-    key = "spark.sql.adaptive.enabled"
-    before = spark.conf.get(key, "true")
-    spark.conf.set(key, str(enabled).lower())
-    try:
-        yield
-    finally:
-        spark.conf.set(key, before or "true")
-
-
 def run(
     spark: SparkSession,
     cfg: config_module.Config,
@@ -263,8 +244,7 @@ def run(
                 max_exact_group=cfg.pairs.max_exact_group,
                 slices=probe.slices(counts["sketched"], cfg.index.probe_documents),
             )
-            with adaptive_execution(spark, enabled=False):
-                tx.stage_pairs(pairs)
+            tx.stage_pairs(pairs)
             spark.catalog.clearCache()  # the pair stage's persisted intermediates
             assert tx.staged_pairs is not None
             row = (

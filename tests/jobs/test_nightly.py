@@ -319,21 +319,3 @@ def test_killed_runs_change_nothing_and_the_next_run_succeeds(spark, corpus, tmp
     )
     listed = {s.id for s in open_index(str(tmp_path / "index")).manifest.segments}
     assert {p.name for p in (tmp_path / "index" / "segments").iterdir()} == listed
-
-
-@pytest.mark.parametrize("setting", ["true", "false"])
-def test_adaptive_execution_is_restored_after_the_pair_stage(
-    spark: SparkSession, setting: str
-) -> None:
-    key = "spark.sql.adaptive.enabled"
-    session_setting = spark.conf.get(key, "true")
-    spark.conf.set(key, setting)
-    try:
-        with nightly.adaptive_execution(spark, enabled=False):
-            assert spark.conf.get(key) == "false"
-        assert spark.conf.get(key) == setting
-        with pytest.raises(RuntimeError), nightly.adaptive_execution(spark, enabled=False):
-            raise RuntimeError("the stage failed")
-        assert spark.conf.get(key) == setting
-    finally:
-        spark.conf.set(key, session_setting or "true")

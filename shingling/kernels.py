@@ -1,4 +1,4 @@
-"""The compiled inner loop of batch sketching: tokens, xxHash64 and bottom-k, one text at a time.
+"""The compiled inner loops: batch sketching, and scoring the pairs a join meets.
 
 :func:`shingling.batch.sketch_batch` folds a batch with Arrow kernels (NFKC, lowercase) and hands
 the folded UTF-8 bytes to :func:`sketch_texts`, compiled by numba to machine code on first use
@@ -15,6 +15,11 @@ the folded UTF-8 bytes to :func:`sketch_texts`, compiled by numba to machine cod
 It is the same arithmetic as :mod:`shingling.hashing` and :mod:`shingling.sketch`, which stay the
 reference; the parity tests check the two bit for bit. xxHash64 follows the XXH64 specification
 (v0.1.1); tests check it against the ``xxhash`` package.
+
+The pair loops score two sketches with the arithmetic of :mod:`shingling.estimators` (tested pair
+by pair): :func:`score_postings` every pair within each posting of a full run's prefix rows
+(:mod:`shingling.postings`), :func:`probe_sketches` each indexed sketch against a nightly batch's
+prefixes (:mod:`shingling.probe`).
 """
 
 from __future__ import annotations
@@ -678,14 +683,18 @@ def _probe_slots(hashes: Any) -> tuple[Any, Any, Any, Any]:
     up are in no prefix, and one bit tells). Hashes are xxHash64 values: their low bits index the
     slots, bits 32 and up the filter."""
     n = len(hashes)
+    distinct = 0
+    for i in range(n):
+        if i == 0 or hashes[i] != hashes[i - 1]:
+            distinct += 1
     size = 16
-    while size < 2 * n:
+    while size < 2 * distinct:
         size *= 2
     bits = np.zeros(max(size * 16 // 64, 1), dtype=np.int64)
     mask = size - 1
     keys = np.zeros(size, dtype=np.int64)
-    starts = np.full(size, -1, dtype=np.int64)
-    ends = np.zeros(size, dtype=np.int64)
+    starts = np.full(size, -1, dtype=np.int32)
+    ends = np.zeros(size, dtype=np.int32)
     i = 0
     while i < n:
         j = i + 1

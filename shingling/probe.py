@@ -24,6 +24,7 @@ import math
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from shingling.kernels import probe_sketches, probe_slots
 
@@ -79,15 +80,9 @@ class ProbeTable:
         self.ids = _array(reps.column(DOC_ID))
         self.n_shingles = _ints(reps.column(N_SHINGLES))
         self.offsets, self.values = _sketches(reps.column(SKETCH))
-        self.row_of = {doc: row for row, doc in enumerate(self.ids.to_pylist())}
-        self.texts = set(
-            zip(
-                _ints(reps.column(TEXT_HASH)).tolist(),
-                _ints(reps.column(N_WORDS)).tolist(),
-                strict=True,
-            )
-        )
-        self.text_hashes = np.unique(_ints(reps.column(TEXT_HASH)))
+        text_hash, n_words = _ints(reps.column(TEXT_HASH)), _ints(reps.column(N_WORDS))
+        by_text = np.lexsort((n_words, text_hash))
+        self.text_hashes, self.text_words = text_hash[by_text], n_words[by_text]
         hashes, rows = self._prefixes()
         self.probe_rows = rows
         self.slots = probe_slots(hashes)
@@ -114,6 +109,15 @@ class ProbeTable:
         by_hash = np.argsort(hashes, kind="stable")
         return hashes[by_hash], rows[by_hash]
 
+    def _copies(self, text_hash: np.ndarray, n_words: np.ndarray) -> np.ndarray:
+        """Whether each (text_hash, n_words) is one of the table's texts."""
+        found = np.zeros(len(text_hash), dtype=bool)
+        lo = np.searchsorted(self.text_hashes, text_hash, side="left")
+        hi = np.searchsorted(self.text_hashes, text_hash, side="right")
+        for y in np.flatnonzero(hi > lo):  # rare: a text hash of the batch
+            found[y] = bool((self.text_words[lo[y] : hi[y]] == n_words[y]).any())
+        return found
+
     def probe(self, docs: pa.RecordBatch | pa.Table) -> pa.RecordBatch:
         """Probing rows (doc_id, n_shingles, sketch, text_hash, n_words, in_batch) -> the pairs
         (batch document, probing row) whose Jaccard estimate reaches the threshold, and a row
@@ -130,12 +134,10 @@ class ProbeTable:
         n_words = _ints(docs.column(N_WORDS))
         in_batch = _array(docs.column(IN_BATCH)).to_numpy(zero_copy_only=False).astype(bool)
         y_self = np.full(len(ids), -1, dtype=np.int64)
-        if in_batch.any():
-            batch_ids = ids.filter(pa.array(in_batch)).to_pylist()
-            y_self[in_batch] = [self.row_of.get(d, -1) for d in batch_ids]
-        copy = ~in_batch & _member(text_hash, self.text_hashes)
-        for y in np.flatnonzero(copy):
-            copy[y] = (int(text_hash[y]), int(n_words[y])) in self.texts
+        if in_batch.any():  # the row of each batch document in the table, if it is there
+            rows = pc.index_in(ids.filter(pa.array(in_batch)), value_set=self.ids.cast(ids.type))
+            y_self[in_batch] = rows.fill_null(-1).to_numpy(zero_copy_only=False)
+        copy = ~in_batch & self._copies(text_hash, n_words)
         bits, keys, starts, ends = self.slots
         b, y, matches, jaccard, cont_a, cont_b = probe_sketches(
             bits,
@@ -181,14 +183,6 @@ class ProbeTable:
             ],
             schema=output_schema(ids.type),
         )
-
-
-def _member(values: np.ndarray, sorted_set: np.ndarray) -> np.ndarray:
-    """Whether each value is in ``sorted_set`` (sorted, distinct)."""
-    if not len(sorted_set):
-        return np.zeros(len(values), dtype=bool)
-    at = np.minimum(np.searchsorted(sorted_set, values), len(sorted_set) - 1)
-    return sorted_set[at] == values
 
 
 def _padded(values: np.ndarray, nulls: int, type_: pa.DataType) -> pa.Array:

@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterator
 
 import pyarrow as pa
 from pyspark import Broadcast
-from pyspark.sql import DataFrame
+from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.pandas.types import from_arrow_schema, to_arrow_type
 
@@ -70,44 +70,56 @@ def probe_index(
     columns = (DOC_ID, N_SHINGLES, SKETCH, TEXT_HASH, N_WORDS)
     id_type = probing.schema[DOC_ID].dataType
     schema = from_arrow_schema(probe.output_schema(to_arrow_type(id_type)))
+    # every slice knows all the batch's texts: an indexed copy of one is a copy for all (16 bytes
+    # a text), else another slice would score it as a document and its pairs would come twice
+    texts = _broadcast(spark, reps.select(TEXT_HASH, N_WORDS)) if slices > 1 else None
     found = None
     for part in range(slices):
         mine = (
             reps if slices == 1 else reps.where(F.pmod(F.xxhash64(DOC_ID), F.lit(slices)) == part)
         )
-        sink = pa.BufferOutputStream()
-        table = mine.select(*columns).toArrow()
-        with pa.ipc.new_stream(sink, table.schema) as writer:
-            writer.write_table(table)
-        shared = spark.sparkContext.broadcast(sink.getvalue().to_pybytes())
-        scanned = probing.select(*columns, IN_BATCH).mapInArrow(
-            _prober(shared, uuid.uuid4().hex, k=k, threshold=threshold), schema
-        )
+        table = _broadcast(spark, mine.select(*columns))
+        scan = _prober(table, texts, uuid.uuid4().hex, k=k, threshold=threshold)
+        scanned = probing.select(*columns, IN_BATCH).mapInArrow(scan, schema)
         found = scanned if found is None else found.unionByName(scanned)
     assert found is not None
     return found
 
 
+def _broadcast(spark: SparkSession, rows: DataFrame) -> Broadcast[bytes]:
+    """A small DataFrame to every task, as Arrow IPC bytes (through the driver)."""
+    sink = pa.BufferOutputStream()
+    table = rows.toArrow()
+    with pa.ipc.new_stream(sink, table.schema) as writer:
+        writer.write_table(table)
+    return spark.sparkContext.broadcast(sink.getvalue().to_pybytes())
+
+
 def _prober(
-    shared: Broadcast[bytes], key: str, *, k: int, threshold: float
+    table: Broadcast[bytes],
+    texts: Broadcast[bytes] | None,
+    name: str,
+    *,
+    k: int,
+    threshold: float,
 ) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
-    """The function of each task: build the probe table once per Python worker (``key`` names
-    it), then stream the task's rows through it."""
+    """The function of each task: the probe table (built once per Python worker, see
+    :func:`shingling.probe.shared_table`), and the task's rows streamed through it."""
+
+    def build() -> probe.ProbeTable:
+        def read(shared: Broadcast[bytes]) -> pa.Table:
+            return pa.ipc.open_stream(shared.value).read_all()
+
+        return probe.ProbeTable(
+            read(table), k=k, threshold=threshold, texts=read(texts) if texts else None
+        )
 
     def scan(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        table = _PROBE_TABLES.get(key)
-        if table is None:
-            reps = pa.ipc.open_stream(shared.value).read_all()
-            table = probe.ProbeTable(reps, k=k, threshold=threshold)
-            _PROBE_TABLES.clear()  # one at a time: a worker's tasks are of one slice at a time
-            _PROBE_TABLES[key] = table
+        prober = probe.shared_table(name, build)
         for batch in batches:
-            yield table.probe(batch)
+            yield prober.probe(batch)
 
     return scan
-
-
-_PROBE_TABLES: dict[str, probe.ProbeTable] = {}  # per Python worker process
 
 
 def nightly_pairs(

@@ -82,10 +82,10 @@ def expected(
     index: pa.Table, batch: pa.Table, threshold: float, held: pa.Table | None = None
 ) -> tuple[dict, set]:
     """Brute force: every (batch text held, probing document) at the threshold, with the
-    estimators' scores; and the indexed exact copies of held texts. ``held``: the part of the
+    estimators' scores; and the indexed exact copies of batch texts. ``held``: the part of the
     batch in the table (None: all of it)."""
     held = batch if held is None else held
-    texts = {(r["text_hash"], r["n_words"]) for r in held.to_pylist()}
+    texts = {(r["text_hash"], r["n_words"]) for r in batch.to_pylist()}
     pairs = {}
     copies = set()
     for y in probing(index, batch).to_pylist():
@@ -155,9 +155,10 @@ def test_any_batch_and_any_cut_of_the_probing_rows_gives_the_brute_force_pairs(
     seed: int, share: float, cut: int, sliced: bool
 ) -> None:
     batch, index = split(documents(), seed=seed, share=share)
-    # sliced: the table holds every other batch text; the rest of the batch still probes it
+    # sliced: the table holds every other batch text, and knows all of them (copies of any are
+    # copies); the rest of the batch still probes it
     held = batch.take(list(range(0, batch.num_rows, 2))) if sliced else batch
-    table = ProbeTable(held, k=K, threshold=0.5)
+    table = ProbeTable(held, k=K, threshold=0.5, texts=batch if sliced else None)
     got = found(table, probing(index, batch), cut=cut)
     assert got == expected(index, batch, 0.5, held)
 

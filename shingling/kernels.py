@@ -445,17 +445,28 @@ def _min_shared(size: int, threshold: float) -> int:
 def _shared(va: Any, a0: int, a1: int, vb: Any, b0: int, b1: int) -> int:
     """How many values the sorted runs ``va[a0:a1]`` and ``vb[b0:b1]`` share."""
     n = 0
-    while a0 < a1 and b0 < b1:
+    while a0 < a1 and b0 < b1:  # without branches: which side advances is unpredictable
         x, y = va[a0], vb[b0]
-        if x == y:
-            n += 1
-            a0 += 1
-            b0 += 1
-        elif x < y:
-            a0 += 1
-        else:
-            b0 += 1
+        n += x == y
+        a0 += x <= y
+        b0 += y <= x
     return n
+
+
+@njit(inline="always")
+def _shares_enough(va: Any, a0: int, a1: int, vb: Any, b0: int, b1: int, need: int) -> bool:
+    """Whether the sorted runs ``va[a0:a1]`` and ``vb[b0:b1]`` share at least ``need`` values;
+    stops as soon as the values left cannot make up the difference (most pairs tested share one
+    hash and little else, and are told apart within a few steps)."""
+    n = 0
+    while a0 < a1 and b0 < b1:
+        if n + min(a1 - a0, b1 - b0) < need:
+            return False
+        x, y = va[a0], vb[b0]
+        n += x == y
+        a0 += x <= y
+        b0 += y <= x
+    return n >= need
 
 
 @njit(inline="always")
@@ -488,6 +499,18 @@ def _known_end(values: Any, s0: int, s1: int, bound: Any, bounded: bool) -> int:
 
 
 @njit(inline="always")
+def _may_reach(
+    va: Any, oa: Any, a: int, vb: Any, ob: Any, b: int, k: int, threshold: float
+) -> bool:
+    """The test of ``jobs.transforms.may_reach``: whether rows a and b share enough hashes of their
+    bottom-k parts to reach ``threshold``."""
+    a0, b0 = oa[a], ob[b]
+    ka1, kb1 = min(oa[a + 1], a0 + k), min(ob[b + 1], b0 + k)
+    need = _min_shared(min(k, max(ka1 - a0, kb1 - b0)), threshold)
+    return _shares_enough(va, a0, ka1, vb, b0, kb1, need)
+
+
+@njit(inline="always")
 def _score_pair(
     va: Any,
     oa: Any,
@@ -509,9 +532,9 @@ def _score_pair(
     """
     a0, a1, b0, b1 = oa[a], oa[a + 1], ob[b], ob[b + 1]
     ka1, kb1 = min(a1, a0 + k), min(b1, b0 + k)
+    if test_first and not _may_reach(va, oa, a, vb, ob, b, k, threshold):
+        return False, 0, 0.0, 0.0, 0.0, 0
     both = _shared(va, a0, ka1, vb, b0, kb1)
-    if test_first and both < _min_shared(min(k, max(ka1 - a0, kb1 - b0)), threshold):
-        return False, both, 0.0, 0.0, 0.0, 0
     size = ka1 - a0 + kb1 - b0 - both  # the union of the bottom-k parts
     if not (na[a] <= k and nb[b] <= k):
         size = min(size, k)
@@ -604,10 +627,16 @@ def _score_postings(
         else:
             for i in range(start, end):
                 for j in range(i + 1, end):
-                    if order[i] < order[j]:
-                        found, out = _consider(found, out, scoring, i, j, test_first, False)
-                    elif order[j] < order[i]:
-                        found, out = _consider(found, out, scoring, j, i, test_first, False)
+                    if order[i] == order[j]:
+                        continue
+                    # tested here, before _consider: most pairs fail, and passing the arrays of
+                    # found pairs in and out costs more than the test
+                    if test_first and not _may_reach(
+                        values, offsets, i, values, offsets, j, k, threshold
+                    ):
+                        continue
+                    a, b = (i, j) if order[i] < order[j] else (j, i)
+                    found, out = _consider(found, out, scoring, a, b, False, False)
         start = end
     return (
         found[0][:out],

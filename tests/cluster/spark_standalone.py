@@ -333,8 +333,10 @@ class Cluster:
         *extra: str,
         conf: dict[str, str] | None = None,
         input_path: Path = CORPUS,
+        job: Path = JOB,
     ) -> Submission:
-        """Start the job on this cluster, as the README says; returns at once."""
+        """Start the job on this cluster, as the README says; returns at once. ``job``: another
+        entry point, whose arguments are all in ``extra`` (no --input, --output)."""
         settings = {
             "spark.executor.memory": EXECUTOR_MEMORY,
             "spark.driver.memory": DRIVER_MEMORY,
@@ -354,6 +356,7 @@ class Cluster:
             output,
             extra,
             self.root,
+            job,
         )
 
     def stop(self) -> None:
@@ -374,8 +377,10 @@ def launch_submit(
     output: Path,
     extra: tuple[str, ...],
     log_dir: Path,
+    job: Path = JOB,
 ) -> Submission:
     stem = f"submit-{output.name}-{time.monotonic_ns()}"
+    io = ["--input", str(input_path), "--output", str(output)] if job == JOB else []
     stdout, stderr = log_dir / f"{stem}.out", log_dir / f"{stem}.err"
     with open(stdout, "wb") as out, open(stderr, "wb") as err:
         proc = subprocess.Popen(
@@ -384,11 +389,8 @@ def launch_submit(
                 *spark_args,
                 "--py-files",
                 str(zip_path),
-                str(JOB),
-                "--input",
-                str(input_path),
-                "--output",
-                str(output),
+                str(job),
+                *io,
                 *extra,
             ],
             stdout=out,

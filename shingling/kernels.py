@@ -44,7 +44,8 @@ class _Compiled:
     numba keeps the cache next to the source (``__pycache__``) or in the user's cache directory
     (``NUMBA_CACHE_DIR`` chooses another; code shipped in a zip with ``--py-files`` always uses
     it). Where there is none, or saving fails (a read-only home on a cluster node), the function
-    is compiled again without a cache: each process then compiles once, about 3 s.
+    is compiled again without a cache: each process then compiles each loop it uses once (2 to 7 s
+    each, measured).
     """
 
     def __init__(self, func: Callable[..., Any]) -> None:

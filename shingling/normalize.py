@@ -53,7 +53,9 @@ def fold_array(texts: pa.Array | pa.ChunkedArray) -> pa.Array | pa.ChunkedArray:
 def _has_variation_selector(texts: pa.Array) -> np.ndarray:
     """Per string, whether its UTF-8 holds a variation selector (EF B8 80-8F or F3 A0 84-87 ..)."""
     arr = texts.cast(pa.large_string())
-    offsets = np.frombuffer(arr.buffers()[1], dtype=np.int64)[arr.offset : arr.offset + len(arr) + 1]
+    offsets = np.frombuffer(arr.buffers()[1], dtype=np.int64)[
+        arr.offset : arr.offset + len(arr) + 1
+    ]
     data = arr.buffers()[2]
     b = np.frombuffer(data, dtype=np.uint8) if data is not None else np.zeros(0, dtype=np.uint8)
     if len(b) < 3:

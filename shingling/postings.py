@@ -72,26 +72,17 @@ def score_table(
     >>> score_table(rows, k=20, threshold=0.6).to_pylist()[0]["doc_a"]
     'a'
     """
-    ids = rows.column(DOC_ID)
-    if isinstance(ids, pa.ChunkedArray):
-        ids = ids.combine_chunks()
+    ids = single(rows.column(DOC_ID))
     order = np.empty(len(ids), dtype=np.int64)
     order[pc.sort_indices(ids).to_numpy()] = np.arange(len(ids))
-    sketches = rows.column(SKETCH)
-    if isinstance(sketches, pa.ChunkedArray):
-        sketches = sketches.combine_chunks()
-    sketches = sketches.cast(pa.large_list(pa.int64()))
-    offsets = np.frombuffer(sketches.buffers()[1], dtype=np.int64)[
-        sketches.offset : sketches.offset + len(sketches) + 1
-    ]
-    values = sketches.values.to_numpy()
-    n_shingles = _numpy(rows.column(N_SHINGLES))
+    offsets, values = sketch_arrays(rows.column(SKETCH))
+    n_shingles = int64s(rows.column(N_SHINGLES))
     a, b, matches, jaccard, cont_a, cont_b, relation, star = score_postings(
-        _numpy(rows.column(HASH)),
+        int64s(rows.column(HASH)),
         order,
         n_shingles,
-        offsets - offsets[0] if len(offsets) else offsets,
-        values[offsets[0] :] if len(offsets) else values,
+        offsets,
+        values,
         k,
         threshold,
         -1.0 if containment_threshold is None else containment_threshold,
@@ -137,7 +128,7 @@ def score_sorted_batches(
     for batch in batches:
         if batch.num_rows == 0:
             continue
-        hashes = _numpy(batch.column(HASH))
+        hashes = int64s(batch.column(HASH))
         last = int(np.searchsorted(hashes, hashes[-1]))  # where the last hash's rows start
         if last == 0:  # one posting so far
             pending.append(batch)
@@ -150,7 +141,24 @@ def score_sorted_batches(
         yield score_table(rest, **scoring)
 
 
-def _numpy(column: pa.Array | pa.ChunkedArray) -> np.ndarray:
-    if isinstance(column, pa.ChunkedArray):
-        column = column.combine_chunks()
-    return column.to_numpy(zero_copy_only=False).astype(np.int64, copy=False)
+def single(column: pa.Array | pa.ChunkedArray) -> pa.Array:
+    """A column as one Arrow array."""
+    return column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
+
+
+def int64s(column: pa.Array | pa.ChunkedArray) -> np.ndarray:
+    """An integer column as an int64 numpy array."""
+    return single(column).to_numpy(zero_copy_only=False).astype(np.int64, copy=False)
+
+
+def sketch_arrays(column: pa.Array | pa.ChunkedArray) -> tuple[np.ndarray, np.ndarray]:
+    """A list<int64> column -> (offsets from 0, values): row i is ``values[offsets[i]:offsets[i + 1]]``,
+    the layout the compiled loops read."""
+    lists = single(column).cast(pa.large_list(pa.int64()))
+    offsets = np.frombuffer(lists.buffers()[1], dtype=np.int64)[
+        lists.offset : lists.offset + len(lists) + 1
+    ]
+    if not len(offsets):
+        return np.zeros(1, dtype=np.int64), np.empty(0, dtype=np.int64)
+    values = lists.values.to_numpy()[offsets[0] : offsets[-1]]
+    return (offsets - offsets[0]).astype(np.int64), values.astype(np.int64, copy=False)

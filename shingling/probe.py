@@ -28,6 +28,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from shingling.kernels import probe_sketches, probe_slots
+from shingling.postings import int64s, single, sketch_arrays
 
 DOC_ID = "doc_id"
 N_SHINGLES = "n_shingles"
@@ -87,11 +88,11 @@ class ProbeTable:
     ) -> None:
         self.k = k
         self.threshold = threshold
-        self.ids = _array(reps.column(DOC_ID))
-        self.n_shingles = _ints(reps.column(N_SHINGLES))
-        self.offsets, self.values = _sketches(reps.column(SKETCH))
+        self.ids = single(reps.column(DOC_ID))
+        self.n_shingles = int64s(reps.column(N_SHINGLES))
+        self.offsets, self.values = sketch_arrays(reps.column(SKETCH))
         texts = reps if texts is None else texts
-        text_hash, n_words = _ints(texts.column(TEXT_HASH)), _ints(texts.column(N_WORDS))
+        text_hash, n_words = int64s(texts.column(TEXT_HASH)), int64s(texts.column(N_WORDS))
         by_text = np.lexsort((n_words, text_hash))
         self.text_hashes, self.text_words = text_hash[by_text], n_words[by_text]
         hashes, rows = self._prefixes()
@@ -140,12 +141,12 @@ class ProbeTable:
         (the batch may be held in slices, a table each). A pair of two batch documents is found
         from either side or both.
         """
-        ids = _array(docs.column(DOC_ID))
-        n_shingles = _ints(docs.column(N_SHINGLES))
-        offsets, values = _sketches(docs.column(SKETCH))
-        text_hash = _ints(docs.column(TEXT_HASH))
-        n_words = _ints(docs.column(N_WORDS))
-        in_batch = _array(docs.column(IN_BATCH)).to_numpy(zero_copy_only=False).astype(bool)
+        ids = single(docs.column(DOC_ID))
+        n_shingles = int64s(docs.column(N_SHINGLES))
+        offsets, values = sketch_arrays(docs.column(SKETCH))
+        text_hash = int64s(docs.column(TEXT_HASH))
+        n_words = int64s(docs.column(N_WORDS))
+        in_batch = single(docs.column(IN_BATCH)).to_numpy(zero_copy_only=False).astype(bool)
         y_self = np.full(len(ids), -1, dtype=np.int64)
         if in_batch.any():  # the row of each batch document in the table, if it is there
             rows = pc.index_in(ids.filter(pa.array(in_batch)), value_set=self.ids.cast(ids.type))
@@ -178,7 +179,7 @@ class ProbeTable:
         probe_ids = self.ids.take(pa.array(b)).cast(ids.type)
         probe_ids = pa.concat_arrays([probe_ids, pa.nulls(pad, ids.type)])
         take = pa.array(rows)
-        sketch = _array(docs.column(SKETCH)).take(take).cast(pa.list_(pa.int64()))
+        sketch = single(docs.column(SKETCH)).take(take).cast(pa.list_(pa.int64()))
         return pa.RecordBatch.from_arrays(
             [
                 ids.take(take),
@@ -218,24 +219,6 @@ def shared_table(name: str, build: Callable[[], ProbeTable]) -> ProbeTable:
 
 def _padded(values: np.ndarray, nulls: int, type_: pa.DataType) -> pa.Array:
     return pa.concat_arrays([pa.array(values, type=type_), pa.nulls(nulls, type_)])
-
-
-def _array(column: pa.Array | pa.ChunkedArray) -> pa.Array:
-    return column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
-
-
-def _ints(column: pa.Array | pa.ChunkedArray) -> np.ndarray:
-    return _array(column).to_numpy(zero_copy_only=False).astype(np.int64, copy=False)
-
-
-def _sketches(column: pa.Array | pa.ChunkedArray) -> tuple[np.ndarray, np.ndarray]:
-    """A list<int64> column -> (offsets from 0, values) of its rows."""
-    lists = _array(column).cast(pa.large_list(pa.int64()))
-    offsets = np.frombuffer(lists.buffers()[1], dtype=np.int64)[
-        lists.offset : lists.offset + len(lists) + 1
-    ]
-    values = lists.values.to_numpy()[offsets[0] : offsets[-1]] if len(offsets) else np.empty(0)
-    return (offsets - offsets[0]).astype(np.int64), values.astype(np.int64, copy=False)
 
 
 def slices(documents: int, per_slice: int) -> int:

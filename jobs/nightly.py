@@ -34,7 +34,7 @@ import uuid
 from datetime import UTC, date, datetime
 from typing import Any
 
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import DataFrame, Observation, SparkSession, Window
 from pyspark.sql import functions as F
 
 from jobs import config as config_module
@@ -49,9 +49,9 @@ from jobs.index_store import (
 )
 from jobs.io import read_corpus
 from jobs.near_duplicates import count_documents
-from jobs.schemas import DOC_ID, EXACT, SKIP_DUPLICATE_ID, SKIP_NULL_ID, SKIP_REASON
+from jobs.schemas import DOC_ID, EXACT, SKIP_DUPLICATE_ID, SKIP_NULL_ID, SKIP_REASON, TEXT
 from jobs.session import Work, run_main
-from jobs.transforms import flag_repeated_ids, sketch_documents
+from jobs.transforms import REPEATED_ID, sketch_documents
 from shingling import probe
 from shingling.index import Manifest
 
@@ -129,37 +129,45 @@ def check_base(base: Manifest, run_date: str, settings: dict[str, Any]) -> None:
         )
 
 
-def unusable_ids(corpus: DataFrame) -> dict[str, int]:
-    """(doc_id, ...) -> rows the index cannot take, by skip reason: a null id, or an id found twice
-    or more (every such row). One aggregate over the id column only."""
-    per_id = corpus.groupBy(DOC_ID).agg(F.count(F.lit(1)).alias("n"))
-    row = per_id.agg(
-        F.sum(F.when(F.col(DOC_ID).isNull(), F.col("n"))).alias(SKIP_NULL_ID),
-        F.sum(F.when(F.col(DOC_ID).isNotNull() & (F.col("n") > 1), F.col("n"))).alias(
-            SKIP_DUPLICATE_ID
-        ),
-    ).first()
-    assert row is not None
-    return {reason: int(row[reason] or 0) for reason in (SKIP_NULL_ID, SKIP_DUPLICATE_ID)}
-
-
-def sketch_batch_documents(corpus: DataFrame, *, width: int, k: int, files: int) -> DataFrame:
+def sketch_batch_documents(
+    corpus: DataFrame, *, width: int, k: int, files: int, unusable: Observation | None = None
+) -> DataFrame:
     """(doc_id, text) -> documents table rows of the ids found once, range-partitioned by id.
 
-    As in the full run, every row of a repeated id is flagged by :func:`flag_repeated_ids` and
-    skipped as ``duplicate_id``; those rows are then left out, as null ids are, since the index
-    holds one row per id and which row would be the document cannot be known. The corpus is
-    partitioned and sorted by id before sketching, so the segment is written in id order without
-    sampling (and so re-running) the sketching for the range bounds.
+    As in the full run, every row of an id found twice or more is skipped as ``duplicate_id``;
+    those rows are then left out, as null ids are, since the index holds one row per id and which
+    row would be the document cannot be known. The corpus is partitioned and sorted by id before
+    sketching, so the segment is written in id order without sampling (and so re-running) the
+    sketching for the range bounds, and the ids are counted on rows already clustered by id (a
+    window, no shuffle of its own). ``unusable``, if given, counts the rows left out by reason
+    (``null_id``, ``duplicate_id``) when the result is computed; see :func:`unusable_counts`.
     """
-    ordered = (
-        corpus.where(F.col(DOC_ID).isNotNull())
-        .transform(flag_repeated_ids)
-        .repartitionByRange(files, DOC_ID)
-        .sortWithinPartitions(DOC_ID)
+    ordered = corpus.repartitionByRange(files, DOC_ID).sortWithinPartitions(DOC_ID)
+    flagged = ordered.select(
+        DOC_ID,
+        TEXT,
+        (F.count(F.lit(1)).over(Window.partitionBy(DOC_ID)) > 1).alias(REPEATED_ID),
     )
-    sketched = ordered.transform(sketch_documents, width=width, k=k)
+    if unusable is not None:
+        flagged = flagged.observe(
+            unusable,
+            F.count_if(F.col(DOC_ID).isNull()).alias(SKIP_NULL_ID),
+            F.count_if(F.col(DOC_ID).isNotNull() & F.col(REPEATED_ID)).alias(SKIP_DUPLICATE_ID),
+        )
+    sketched = flagged.where(F.col(DOC_ID).isNotNull()).transform(
+        sketch_documents, width=width, k=k
+    )
     return sketched.where(~F.col(SKIP_REASON).eqNullSafe(SKIP_DUPLICATE_ID))
+
+
+def unusable_counts(unusable: Observation) -> dict[str, int]:
+    """The rows :func:`sketch_batch_documents` left out, by skip reason (0 for an empty batch,
+    whose observed plan Spark may prune)."""
+    try:
+        found = unusable.get
+    except Exception:  # noqa: BLE001 - no rows: nothing was observed
+        found = {}
+    return {reason: int(found.get(reason) or 0) for reason in (SKIP_NULL_ID, SKIP_DUPLICATE_ID)}
 
 
 def run(
@@ -209,18 +217,19 @@ def run(
         try:
             stage = time.monotonic()
             log.info("sketching the batch (width %d, k %d)", cfg.sketch.width, cfg.sketch.k)
-            unusable = unusable_ids(corpus)
+            observed = Observation("unusable_ids")
             rows = corpus.count()  # from the Parquet footers: sizes the segment's files
             sketched = sketch_batch_documents(
                 corpus,
                 width=cfg.sketch.width,
                 k=cfg.sketch.k,
                 files=max(1, -(-rows // options.rows_per_file)),
+                unusable=observed,
             )
             documents = tx.write_documents(sketched, options)
             counts = count_documents(documents)
             segment_documents = counts["read"]
-            for reason, n in unusable.items():
+            for reason, n in unusable_counts(observed).items():
                 counts["skipped"][reason] += n
                 counts["read"] += n
             seconds["sketch"] = time.monotonic() - stage

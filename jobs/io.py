@@ -109,6 +109,15 @@ class AtomicOutput:
     def write_json(self, name: str, value: Any) -> None:
         self.write_text(name, json.dumps(value, indent=2, sort_keys=False, default=str) + "\n")
 
+    def replace(self, source: str, target: str) -> None:
+        """Move the staged table ``source`` over the staged table ``target`` (both under staging)."""
+        fs, old = _fs_path(self.spark, self.table(target))
+        _, new = _fs_path(self.spark, self.table(source))
+        if fs.exists(old) and not fs.delete(old, True):
+            raise OSError(f"could not remove {self.table(target)}")
+        if not fs.rename(new, old):
+            raise OSError(f"could not move {self.table(source)} to {self.table(target)}")
+
     def commit(self) -> None:
         fs, final = _fs_path(self.spark, self.path)
         _, staged = _fs_path(self.spark, self.staging)

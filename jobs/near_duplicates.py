@@ -28,22 +28,13 @@ from pyspark.sql import functions as F
 
 from jobs import config as config_module
 from jobs.io import AtomicOutput, read_corpus, unreadable_input
-from jobs.schemas import EXACT, SKIP_REASON, SKIP_REASONS
+from jobs.schemas import EXACT, SKIP_DUPLICATE_ID, SKIP_REASON, SKIP_REASONS
 from jobs.session import Work, run_main
-from jobs.transforms import (
-    PairMetrics,
-    flag_repeated_ids,
-    near_duplicate_pairs,
-    repeated_ids,
-    sketch_documents,
-)
+from jobs.transforms import PairMetrics, near_duplicate_pairs, sketch_documents, skip_repeated_ids
 
 log = logging.getLogger("shingling")
 
-# Up to this many repeated ids are broadcast to the tasks that read the corpus; more (a corpus whose
-# ids are mostly wrong) are joined by shuffling, which moves the texts.
-BROADCAST_IDS = 1_000_000
-
+CHECKED = "documents.ids-checked"  # the documents table rewritten when some ids repeat
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
@@ -84,10 +75,7 @@ def run(
         )
         stage = time.monotonic()
         log.info("sketching documents (width %d, k %d)", cfg.sketch.width, cfg.sketch.k)
-        repeated = corpus.transform(repeated_ids).persist()
-        if repeated.count() <= BROADCAST_IDS:  # almost always none: keep the texts where they are
-            repeated = F.broadcast(repeated)
-        corpus.transform(flag_repeated_ids, repeated).transform(
+        corpus.transform(
             sketch_documents,
             width=cfg.sketch.width,
             k=cfg.sketch.k,
@@ -95,7 +83,12 @@ def run(
             sample_mod=cfg.sketch.sample_mod,
         ).write.parquet(out.table("documents"))
         documents = spark.read.parquet(out.table("documents"))
-        summary["documents"] = count_documents(documents)
+        # ids are checked on the written table, in the pass that counts it (no pass over the texts)
+        summary["documents"] = count_documents(documents.transform(skip_repeated_ids))
+        if summary["documents"]["skipped"][SKIP_DUPLICATE_ID]:  # rare: rewrite, the repeats skipped
+            documents.transform(skip_repeated_ids).write.parquet(out.table(CHECKED))
+            out.replace(CHECKED, "documents")
+            documents = spark.read.parquet(out.table("documents"))
         sketch_seconds = time.monotonic() - stage
         log.info("documents: %s", json.dumps(summary["documents"]))
 

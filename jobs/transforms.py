@@ -58,8 +58,8 @@ def sketch_documents(
 ) -> DataFrame:
     """(doc_id, text[, repeated_id]) -> (doc_id, n_words, n_shingles, sketch, text_hash, skip_reason).
 
-    One row per input row: its sketch, or a null sketch and the reason it has none (rows flagged by
-    :func:`flag_repeated_ids` are skipped as ``duplicate_id``). Runs
+    One row per input row: its sketch, or a null sketch and the reason it has none (rows whose
+    ``repeated_id`` is true are skipped as ``duplicate_id``; see also :func:`skip_repeated_ids`). Runs
     :func:`shingling.batch.sketch_batch` on the executors, one Arrow batch at a time; ``n_words``
     counts the tokens shingles are made of (characters when ``unit`` is "chars").
 
@@ -117,25 +117,29 @@ def sketch_documents(
     return checked.mapInArrow(sketch_batches, schema)
 
 
-def repeated_ids(docs: DataFrame) -> DataFrame:
-    """(doc_id, ...) -> (doc_id): the ids found on two rows or more (only the ids are read)."""
-    counts = docs.where(F.col(DOC_ID).isNotNull()).groupBy(DOC_ID).agg(F.count(F.lit(1)).alias("n"))
-    return counts.where(F.col("n") > 1).select(DOC_ID)
+def skip_repeated_ids(documents: DataFrame) -> DataFrame:
+    """documents table -> the same rows, with every row of an id found twice or more skipped as
+    ``duplicate_id`` (no sketch): which of them is the document cannot be known.
 
-
-def flag_repeated_ids(docs: DataFrame, repeated: DataFrame | None = None) -> DataFrame:
-    """(doc_id, text) -> (doc_id, text, repeated_id): true on every row of an id found twice or more.
-
-    Which of two rows with one id is "the" document cannot be known, so neither is sketched; the
-    summary counts them under ``duplicate_id`` and the documents table names them. ``repeated``:
-    those ids if already computed (:func:`repeated_ids`); the caller may mark it for broadcast when
-    it is small, so that the texts are not shuffled to meet it.
+    Runs on the documents table after sketching, not on the corpus before: a window over the ids
+    shuffles ids and sketches, never texts, and :func:`jobs.near_duplicates.count_documents` over
+    this finds the repeated rows in the pass that counts the documents anyway. The same as flagging
+    the rows before sketching (``repeated_id``, see :func:`sketch_documents`): a null id stays
+    ``null_id``, any other reason gives way to ``duplicate_id``.
     """
-    if repeated is None:
-        repeated = repeated_ids(docs)
-    flags = repeated.select(DOC_ID, F.lit(True).alias(REPEATED_ID))
-    return docs.join(flags, DOC_ID, "left").select(
-        DOC_ID, TEXT, F.coalesce(F.col(REPEATED_ID), F.lit(False)).alias(REPEATED_ID)
+    repeated = F.col(DOC_ID).isNotNull() & (
+        F.count(F.lit(1)).over(Window.partitionBy(DOC_ID)) > 1
+    )
+    return documents.withColumn(REPEATED_ID, repeated).select(
+        DOC_ID,
+        *(
+            F.when(F.col(REPEATED_ID), F.lit(0).cast("long")).otherwise(F.col(c)).alias(c)
+            for c in (N_WORDS, N_SHINGLES)
+        ),
+        *(F.when(~F.col(REPEATED_ID), F.col(c)).alias(c) for c in (SKETCH, TEXT_HASH)),
+        F.when(F.col(REPEATED_ID), F.lit(SKIP_DUPLICATE_ID))
+        .otherwise(F.col(SKIP_REASON))
+        .alias(SKIP_REASON),
     )
 
 

@@ -26,6 +26,8 @@ from jobs.schemas import (
     SHINGLES_A,
     SHINGLES_B,
     SKETCH,
+    SKIP_DUPLICATE_ID,
+    SKIP_REASON,
     TEXT,
     documents_schema,
 )
@@ -33,6 +35,7 @@ from jobs.transforms import (
     GROUP,
     GROUP_SIZE,
     HASH,
+    REPEATED_ID,
     PairMetrics,
     exact_groups,
     expand_groups,
@@ -44,6 +47,7 @@ from jobs.transforms import (
     scored_prefix_pairs,
     sketch_documents,
     sketched_only,
+    skip_repeated_ids,
 )
 from shingling.estimators import jaccard, matches
 from shingling.sketch import Sketch
@@ -63,6 +67,27 @@ def sample_reps(spark: SparkSession) -> DataFrame:
     docs = corpus.transform(sketch_documents, width=4, k=K)
     reps = docs.transform(sketched_only).transform(exact_groups).transform(representatives)
     return reps.withColumn(SKETCH, F.slice(SKETCH, 1, K)).cache()
+
+
+def test_skip_repeated_ids_equals_flagging_the_rows_before_sketching(spark: SparkSession) -> None:
+    # real text; four ids repeated, one of them with a null text and one with no words in a row
+    rows = list(sample_corpus()[:40])
+    rows += [(rows[3][0], rows[7][1]), (rows[3][0], rows[9][1]), (rows[5][0], None)]
+    rows += [(rows[11][0], " ... "), (None, rows[12][1]), (None, rows[13][1]), (rows[20][0], rows[20][1])]
+    counts: dict[str | None, int] = {}
+    for doc_id, _ in rows:
+        counts[doc_id] = counts.get(doc_id, 0) + 1
+    corpus = spark.createDataFrame(rows, f"{DOC_ID} string, {TEXT} string")
+    flags = spark.createDataFrame(
+        [(d, t, d is not None and counts[d] > 1) for d, t in rows],
+        f"{DOC_ID} string, {TEXT} string, {REPEATED_ID} boolean",
+    )
+    after = corpus.transform(sketch_documents, width=4, k=K).transform(skip_repeated_ids)
+    before = flags.transform(sketch_documents, width=4, k=K)
+    assert after.schema == before.schema
+    assertDataFrameEqual(after, before)
+    skipped = after.where(F.col(SKIP_REASON) == SKIP_DUPLICATE_ID).count()
+    assert skipped == sum(n for d, n in counts.items() if d is not None and n > 1) == 9
 
 
 def test_exact_groups_are_same_text_hash_and_word_count(spark: SparkSession) -> None:

@@ -846,3 +846,97 @@ def _probe_sketches(
 
 probe_slots = _Compiled(_probe_slots)
 probe_sketches = _Compiled(_probe_sketches)
+
+
+@njit(inline="always")
+def _slot(value: Any, multiplier: Any, shift: Any) -> Any:
+    # multiply-shift (a 2-universal family) over the hash after MurmurHash3's fmix64 finalizer:
+    # sketch hashes are the smallest of their documents, so their high bits are far from random
+    z = _U(value)
+    z = (z ^ (z >> _U(33))) * _U(0xFF51AFD7ED558CCD)
+    z = (z ^ (z >> _U(33))) * _U(0xC4CEB9FE1A85EC53)
+    z = z ^ (z >> _U(33))
+    return (z * multiplier) >> shift
+
+
+def _count_hashes(values: Any, counts: Any, multipliers: Any, shift: Any) -> None:
+    """Add one to each hash's counter in every row of a count-min table (uint16, saturating)."""
+    depth = counts.shape[0]
+    for v in values:
+        for r in range(depth):
+            s = _slot(v, multipliers[r], shift)
+            c = counts[r, s]
+            if c < 65535:
+                counts[r, s] = c + 1
+
+
+@njit(inline="always")
+def _estimate(value: Any, counts: Any, multipliers: Any, shift: Any) -> int:
+    best = 65535
+    for r in range(counts.shape[0]):
+        c = int(counts[r, _slot(value, multipliers[r], shift)])
+        if c < best:
+            best = c
+    return best
+
+
+def _estimate_hashes(values: Any, counts: Any, multipliers: Any, shift: Any) -> Any:
+    """The count-min estimate of each hash: the smallest of its counters (never below its count,
+    unless that is above 65535)."""
+    out = np.empty(len(values), dtype=np.int64)
+    for i in range(len(values)):
+        out[i] = _estimate(values[i], counts, multipliers, shift)
+    return out
+
+
+def _select_prefixes(
+    offsets: Any,
+    values: Any,
+    k: int,
+    threshold: float,
+    counts: Any,
+    multipliers: Any,
+    shift: Any,
+) -> tuple[Any, Any]:
+    """Each sketch's join prefix, rarest first by the count-min estimate of document frequency.
+
+    Sketch i is ``values[offsets[i]:offsets[i + 1]]``; of its bottom-k part (n hashes), the hashes
+    estimated in at least two sketches are ordered by (estimate, hash) and the first
+    s - min_shared(n) + 1 of those s are kept (none when that is not positive).
+
+    Returns:
+        (row, hash) per prefix row, rows ascending.
+    """
+    rows = np.empty(len(values), dtype=np.int32)
+    hashes = np.empty(len(values), dtype=np.int64)
+    est = np.empty(max(k, 1), dtype=np.int64)
+    held = np.empty(max(k, 1), dtype=np.int64)
+    out = 0
+    for i in range(len(offsets) - 1):
+        start = offsets[i]
+        end = min(offsets[i + 1], start + k)
+        need = _min_shared(end - start, threshold)
+        s = 0
+        for j in range(start, end):
+            e = _estimate(values[j], counts, multipliers, shift)
+            if e >= 2:
+                # insertion into the sorted run est/held: at most k, and nearly sorted already
+                # (a sketch is ascending by hash, ties in the estimate keep that order)
+                x = s
+                while x > 0 and (est[x - 1] > e or (est[x - 1] == e and held[x - 1] > values[j])):
+                    est[x] = est[x - 1]
+                    held[x] = held[x - 1]
+                    x -= 1
+                est[x] = e
+                held[x] = values[j]
+                s += 1
+        for x in range(s - need + 1):
+            rows[out] = i
+            hashes[out] = held[x]
+            out += 1
+    return rows[:out], hashes[:out]
+
+
+count_hashes = _Compiled(_count_hashes)
+estimate_hashes = _Compiled(_estimate_hashes)
+select_prefixes = _Compiled(_select_prefixes)

@@ -21,6 +21,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from shingling.frequency import FrequencySketch
 from shingling.kernels import score_postings
 
 HASH = "hash"
@@ -49,6 +50,28 @@ def output_schema(id_type: pa.DataType) -> pa.Schema:
             pa.field("relation", pa.string()),
             pa.field(STAR, pa.bool_()),
         ]
+    )
+
+
+def prefix_rows(
+    batch: pa.RecordBatch, frequencies: FrequencySketch, *, k: int, threshold: float
+) -> pa.RecordBatch:
+    """Documents (doc_id, sketch, ...) -> their prefix rows: (hash, doc_id, sketch, ...), one per
+    hash of each sketch's join prefix (:meth:`FrequencySketch.select_prefixes`), carrying the
+    document's columns. A document whose prefix is empty has no row.
+
+    >>> f = FrequencySketch(log_width=8)
+    >>> docs = pa.record_batch({"doc_id": ["a", "b", "c"], "sketch": [[1, 2], [1, 2], [3, 4]]})
+    >>> for d in docs.column("sketch").to_pylist(): f.add(np.array(d))
+    >>> prefix_rows(docs, f, k=20, threshold=0.6).to_pydict()
+    {'hash': [1, 1], 'doc_id': ['a', 'b'], 'sketch': [[1, 2], [1, 2]]}
+    """
+    offsets, values = sketch_arrays(batch.column(SKETCH))
+    rows, hashes = frequencies.select_prefixes(offsets, values, k=k, threshold=threshold)
+    taken = batch.take(pa.array(rows))
+    return pa.RecordBatch.from_arrays(
+        [pa.array(hashes, type=pa.int64()), *taken.columns],
+        names=[HASH, *batch.schema.names],
     )
 
 

@@ -1,0 +1,149 @@
+"""How many documents' sketches hold each hash, estimated in fixed memory: the full run's join order.
+
+The full run joins documents on a prefix of each sketch, its hashes taken rarest first (see
+:func:`select_prefixes`), so that boilerplate and templates, whose hashes are in thousands of
+sketches, stay out of the join. "Rarest" needs each hash's document frequency. Counting it exactly
+is a shuffle of every (hash, document) row of the corpus, and at 1M documents that shuffle and the
+regrouping by document after it took half of the pair stage. A count-min sketch (Cormode and
+Muthukrishnan, 2005) gives an estimate instead, in memory fixed by configuration: each task counts
+its documents' hashes into a table of ``depth`` rows of ``width`` counters, the tables are summed,
+and every task then reads the estimate of a hash as the smallest of its ``depth`` counters.
+
+Why the join stays lossless whatever the estimates' error: prefix filtering holds under any one
+global order of hashes, and (estimate, hash) is one, since every task reads the same table. And a
+count-min estimate is never below the true count (counters only add; they saturate at 65535, and
+a saturated one is still at least 2), so a hash estimated in fewer than two sketches is truly in
+one at most and can meet nothing: leaving it out of the prefixes loses nothing either. What error
+costs is work: a hash that collides into a higher estimate is ordered later, or kept as "shared"
+when it is not, which adds prefix rows; the pairs are the same. :attr:`FrequencySketch.filled`
+says how crowded the table was (see docs/cluster.md for sizing).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import numpy as np
+
+from shingling.kernels import count_hashes, estimate_hashes, select_prefixes
+
+DEPTH = 3
+#: one odd multiplier per row (multiply-shift hashing; fixed, so every process agrees)
+MULTIPLIERS = np.array(
+    [0x9E3779B97F4A7C15, 0xC2B2AE3D27D4EB4F, 0x165667B19E3779F9, 0xD6E8FEB86659FD93],
+    dtype=np.uint64,
+)
+COUNTER = np.uint16
+SATURATED = int(np.iinfo(COUNTER).max)
+
+
+class FrequencySketch:
+    """A count-min sketch of 64-bit hashes: ``depth`` rows of 2**``log_width`` uint16 counters.
+
+    >>> f = FrequencySketch(log_width=10)
+    >>> f.add(np.array([5, 5, 7], dtype=np.int64))
+    >>> f.estimate(np.array([5, 7, 9], dtype=np.int64)).tolist()
+    [2, 1, 0]
+    """
+
+    def __init__(self, log_width: int, depth: int = DEPTH, counts: np.ndarray | None = None):
+        if not 1 <= log_width <= 40 or not 1 <= depth <= len(MULTIPLIERS):
+            raise ValueError(f"log_width must be in [1, 40] and depth in [1, 4], got {log_width}, {depth}")
+        self.log_width = log_width
+        self.depth = depth
+        shape = (depth, 1 << log_width)
+        if counts is None:
+            counts = np.zeros(shape, dtype=COUNTER)
+        if counts.shape != shape or counts.dtype != COUNTER:
+            raise ValueError(f"counts must be {COUNTER.__name__} of shape {shape}")
+        self.counts = counts
+
+    @classmethod
+    def of_size(cls, megabytes: float, depth: int = DEPTH) -> FrequencySketch:
+        """The widest sketch of at most ``megabytes`` (MiB) of counters (at least 2 counters a row)."""
+        per_row = megabytes * (1 << 20) / (depth * np.dtype(COUNTER).itemsize)
+        return cls(max(1, int(np.floor(np.log2(max(per_row, 2))))), depth)
+
+    @property
+    def _shift(self) -> np.uint64:
+        return np.uint64(64 - self.log_width)
+
+    @property
+    def nbytes(self) -> int:
+        return int(self.counts.nbytes)
+
+    @property
+    def filled(self) -> float:
+        """The share of counters that are not zero: near 1, most hashes look shared and the join
+        prefixes grow (the pairs do not change); a wider sketch helps."""
+        return float(np.count_nonzero(self.counts)) / self.counts.size
+
+    def add(self, hashes: np.ndarray) -> None:
+        """Count each of ``hashes`` once (a sketch's hashes are distinct: once per document)."""
+        count_hashes(hashes.astype(np.int64, copy=False), self.counts, MULTIPLIERS, self._shift)
+
+    def estimate(self, hashes: np.ndarray) -> np.ndarray:
+        """Each hash's estimated count: never below the true one (counters saturate at 65535)."""
+        return estimate_hashes(
+            hashes.astype(np.int64, copy=False), self.counts, MULTIPLIERS, self._shift
+        )
+
+    def merge(self, other: FrequencySketch) -> FrequencySketch:
+        """The sketch of both inputs' hashes (counters added, saturating)."""
+        if (other.log_width, other.depth) != (self.log_width, self.depth):
+            raise ValueError("only sketches of one shape merge")
+        total = self.counts.astype(np.uint32) + other.counts
+        return FrequencySketch(
+            self.log_width, self.depth, np.minimum(total, SATURATED).astype(COUNTER)
+        )
+
+    def blocks(self, n: int) -> Iterator[tuple[int, bytes]]:
+        """The counters as ``n`` column blocks (block, bytes), to be summed block by block."""
+        for block, part in enumerate(np.array_split(self.counts, n, axis=1)):
+            yield block, np.ascontiguousarray(part).tobytes()
+
+    @classmethod
+    def from_blocks(
+        cls, log_width: int, depth: int, blocks: dict[int, bytes], n: int
+    ) -> FrequencySketch:
+        """The inverse of :meth:`blocks`; a missing block is all zeros."""
+        sketch = cls(log_width, depth)
+        start = 0
+        for block, part in enumerate(np.array_split(sketch.counts, n, axis=1)):
+            width = part.shape[1]
+            if block in blocks:
+                counts = np.frombuffer(blocks[block], dtype=COUNTER).reshape(depth, width)
+                sketch.counts[:, start : start + width] = counts
+            start += width
+        return sketch
+
+    def to_bytes(self) -> bytes:
+        return self.counts.tobytes()
+
+    @classmethod
+    def from_bytes(cls, data: bytes, log_width: int, depth: int = DEPTH) -> FrequencySketch:
+        """A read-only view of :meth:`to_bytes`' output (no copy)."""
+        counts = np.frombuffer(data, dtype=COUNTER).reshape(depth, 1 << log_width)
+        return cls(log_width, depth, counts)
+
+    def select_prefixes(
+        self, offsets: np.ndarray, values: np.ndarray, *, k: int, threshold: float
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Each sketch's join prefix: (row, hash) per prefix row.
+
+        Sketch i is ``values[offsets[i]:offsets[i + 1]]``, ascending. Of its bottom-k part (n
+        hashes) a pair reaching ``threshold`` shares at least t = min_shared(n) hashes, so under
+        any one global order its first n - t + 1 hashes meet the other sketch's (prefix
+        filtering, Bayardo et al. 2007). The order is (estimated frequency, hash), and the hashes
+        estimated in one sketch at most come first and are left out: a sketch with s hashes
+        estimated shared keeps the first s - t + 1 of them (none when that is not positive).
+        """
+        return select_prefixes(
+            offsets.astype(np.int64, copy=False),
+            values.astype(np.int64, copy=False),
+            k,
+            threshold,
+            self.counts,
+            MULTIPLIERS,
+            self._shift,
+        )

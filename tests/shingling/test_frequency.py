@@ -1,0 +1,141 @@
+"""shingling.frequency: a count-min sketch never undercounts, and the prefixes it orders lose no pair."""
+
+from __future__ import annotations
+
+import itertools
+import math
+import random
+from collections import Counter
+from functools import cache
+
+import numpy as np
+import pyarrow as pa
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from testdata import licence_words, light_edits, sample_corpus
+
+from shingling.estimators import jaccard
+from shingling.frequency import FrequencySketch
+from shingling.normalize import words
+from shingling.postings import prefix_rows, sketch_arrays
+from shingling.sketch import Sketch, sketch
+
+K = 20
+hashes = st.lists(st.integers(-(2**63), 2**63 - 1), max_size=300)
+
+
+@cache
+def family_sketches() -> tuple[Sketch, ...]:
+    """Every 10th document of the sample corpus and two lightly edited copies of each: real
+    text, with near duplicates in every family and boilerplate shared across families."""
+    rng = random.Random(11)
+    out = []
+    vocabulary = list(licence_words())
+    for _, text in sample_corpus()[::10]:
+        passage = words(text)
+        out.append(sketch(text, width=4, k=K))
+        for rate in (0.02, 0.1):
+            edited = " ".join(light_edits(passage, rate, vocabulary, rng))
+            out.append(sketch(edited, width=4, k=K))
+    return tuple(s for s in out if s.hashes)
+
+
+def counted(sketches: tuple[Sketch, ...], log_width: int) -> FrequencySketch:
+    table = FrequencySketch(log_width)
+    for s in sketches:
+        table.add(np.array(s.hashes[:K], dtype=np.int64))
+    return table
+
+
+def min_shared(n: int, threshold: float) -> int:
+    return max(math.ceil(n * threshold - 1e-9), 1)
+
+
+def reference_prefix(s: Sketch, table: FrequencySketch, threshold: float) -> list[int]:
+    """The prefix as the docstring defines it, in plain Python."""
+    part = list(s.hashes[:K])
+    estimates = table.estimate(np.array(part, dtype=np.int64)).tolist()
+    shared = sorted((e, h) for e, h in zip(estimates, part, strict=True) if e >= 2)
+    keep = len(shared) - min_shared(len(part), threshold) + 1
+    return [h for _, h in shared[: max(keep, 0)]]
+
+
+@settings(max_examples=60, deadline=None)
+@given(hashes, st.integers(1, 12))
+def test_an_estimate_is_never_below_the_count(values: list[int], log_width: int) -> None:
+    table = FrequencySketch(log_width)
+    table.add(np.array(values, dtype=np.int64))
+    truth = Counter(values)
+    estimates = table.estimate(np.array(list(truth), dtype=np.int64)).tolist()
+    assert all(e >= truth[h] for e, h in zip(estimates, truth, strict=True))
+
+
+def test_a_wide_sketch_counts_exactly_and_a_full_one_saturates() -> None:
+    values = np.array([h for s in family_sketches() for h in s.hashes[:K]], dtype=np.int64)
+    truth = Counter(values.tolist())
+    table = FrequencySketch(22)
+    table.add(values)
+    estimates = table.estimate(np.array(list(truth), dtype=np.int64)).tolist()
+    assert estimates == list(truth.values())  # thousands of hashes in 4M counters: no collision
+    hot = FrequencySketch(4)
+    hot.add(np.full(70_000, 7, dtype=np.int64))
+    assert hot.estimate(np.array([7]))[0] == 65535
+    assert hot.merge(hot).estimate(np.array([7]))[0] == 65535
+
+
+@settings(max_examples=30, deadline=None)
+@given(hashes, hashes, st.integers(1, 8), st.integers(1, 9))
+def test_merged_and_block_wise_sketches_equal_one_sketch_of_everything(
+    a: list[int], b: list[int], log_width: int, blocks: int
+) -> None:
+    left, right, both = (FrequencySketch(log_width) for _ in range(3))
+    left.add(np.array(a, dtype=np.int64))
+    right.add(np.array(b, dtype=np.int64))
+    both.add(np.array(a + b, dtype=np.int64))
+    merged = left.merge(right)
+    assert np.array_equal(merged.counts, both.counts)
+    rebuilt = FrequencySketch.from_blocks(log_width, merged.depth, dict(merged.blocks(blocks)), blocks)
+    assert np.array_equal(rebuilt.counts, both.counts)
+    copy = FrequencySketch.from_bytes(both.to_bytes(), log_width)
+    assert np.array_equal(copy.counts, both.counts)
+
+
+@pytest.mark.parametrize("log_width", [2, 8, 20])
+@pytest.mark.parametrize("threshold", [0.3, 0.6, 0.9])
+def test_prefixes_are_those_the_docstring_defines(log_width: int, threshold: float) -> None:
+    sketches = family_sketches()
+    table = counted(sketches, log_width)
+    docs = pa.record_batch(
+        {"doc_id": list(range(len(sketches))), "sketch": [list(s.hashes) for s in sketches]}
+    )
+    rows = prefix_rows(docs, table, k=K, threshold=threshold).to_pydict()
+    got: dict[int, list[int]] = {}
+    for doc, h in zip(rows["doc_id"], rows["hash"], strict=True):
+        got.setdefault(doc, []).append(h)
+    expected = {i: reference_prefix(s, table, threshold) for i, s in enumerate(sketches)}
+    assert got == {i: p for i, p in expected.items() if p}
+    assert rows["sketch"] == [list(sketches[i].hashes) for i in rows["doc_id"]]
+
+
+@pytest.mark.parametrize("log_width", [1, 6, 20])
+@pytest.mark.parametrize("threshold", [0.3, 0.6, 0.9])
+def test_prefixes_lose_no_pair_however_wrong_the_estimates(log_width: int, threshold: float) -> None:
+    # log_width 1: two counters a row for some 4,000 hashes, every estimate far off
+    sketches = family_sketches()
+    table = counted(sketches, log_width)
+    offsets, values = sketch_arrays(pa.array([list(s.hashes) for s in sketches]))
+    rows, found = table.select_prefixes(offsets, values, k=K, threshold=threshold)
+    prefixes: dict[int, set[int]] = {}
+    for row, h in zip(rows.tolist(), found.tolist(), strict=True):
+        prefixes.setdefault(row, set()).add(h)
+    reaching = [
+        (i, j)
+        for i, j in itertools.combinations(range(len(sketches)), 2)
+        if jaccard(sketches[i], sketches[j]) >= threshold
+    ]
+    assert len(reaching) >= 20
+    lost = [(i, j) for i, j in reaching if not prefixes.get(i, set()) & prefixes.get(j, set())]
+    assert lost == []
+    # and a filter: most documents have a prefix shorter than their sketch
+    assert len(rows) < 0.8 * len(values)

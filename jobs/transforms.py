@@ -5,15 +5,17 @@ Chain them with ``df.transform(fn, **kw)``; each docstring names the columns in 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 from pyspark.sql import Column, DataFrame, Observation, Window
 from pyspark.sql import functions as F
 from pyspark.sql.pandas.types import from_arrow_schema, to_arrow_type
+from pyspark.sql.types import LongType, StructField, StructType
 
 from jobs.schemas import (
     A_IN_B,
@@ -43,8 +45,10 @@ from jobs.schemas import (
     TEXT_HASH,
     documents_schema,
 )
+from shingling import postings
 from shingling.batch import sketch_batch
-from shingling.postings import STAR, output_schema, score_sorted_batches
+from shingling.frequency import FrequencySketch
+from shingling.postings import STAR, output_schema, score_sorted_batches, sketch_arrays
 
 HASH = "hash"
 GROUP = "group_rep"
@@ -177,48 +181,82 @@ def shared_hashes(reps: DataFrame) -> DataFrame:
     return exploded.groupBy(HASH).agg(F.count(F.lit(1)).alias("df")).where(F.col("df") >= 2)
 
 
-def _rarest_prefixes(
-    reps: DataFrame, needed: Callable[[Column], Column], *, k: int | None = None
-) -> DataFrame:
-    """(doc_id, sketch, ...) -> (hash, doc_id, sketch, ...): of each sketch's first
-    n - needed(n) + 1 hashes in rarest-first order, those found in another sketch too; each
-    row carries its document's columns. ``k``: use each sketch's k smallest hashes (None: all).
+FREQUENCY_BLOCKS = 64  # the counters are summed in this many blocks, one group each
 
-    Three shuffles: the (hash, doc_id) rows by hash (document frequencies, as a window, so the
-    rows need no join back), the rows of shared hashes by document (each sketch's order), and the
-    sketches themselves by document (to travel with the prefix rows into the pair join).
+
+def hash_frequencies(reps: DataFrame, *, k: int, megabytes: float) -> FrequencySketch:
+    """(sketch) -> a count-min sketch of how many sketches' bottom-k parts hold each hash.
+
+    One task per core (the session's default parallelism) counts the hashes of its sketches into a
+    table of ``megabytes``; the tables are summed block by block on the executors, a shuffle of
+    cores x ``megabytes``, and only the sum comes to the driver, which broadcasts it (see
+    :func:`prefix_rows`). Its size is fixed by configuration whatever the corpus; a table too
+    small for the corpus costs join work, never pairs (:mod:`shingling.frequency`).
     """
-    part = F.slice(SKETCH, 1, k) if k else F.col(SKETCH)
-    exploded = reps.select(DOC_ID, F.explode(part).alias(HASH))
-    frequency = exploded.withColumn("df", F.count(F.lit(1)).over(Window.partitionBy(HASH)))
-    per_doc = (
-        frequency.where(F.col("df") >= 2)
-        .groupBy(DOC_ID)
-        .agg(F.array_sort(F.collect_list(F.struct("df", HASH))).alias("shared"))
+    spark = reps.sparkSession
+    empty = FrequencySketch.of_size(megabytes)
+    log_width, depth = empty.log_width, empty.depth
+    blocks = "block int, counts binary"
+
+    def count(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        table = FrequencySketch(log_width, depth)
+        for batch in batches:
+            table.add(sketch_arrays(batch.column(0))[1])
+        for block, counts in table.blocks(FREQUENCY_BLOCKS):
+            yield pa.RecordBatch.from_pydict(
+                {"block": pa.array([block], pa.int32()), "counts": pa.array([counts], pa.binary())}
+            )
+
+    def add(parts: pa.Table) -> pa.Table:
+        total = np.zeros(0, dtype=np.uint32)
+        for counts in parts.column("counts").to_pylist():
+            part = np.frombuffer(counts, dtype=np.uint16)
+            total = part.astype(np.uint32) if not total.size else total + part
+        summed = np.minimum(total, np.iinfo(np.uint16).max).astype(np.uint16)
+        return pa.table(
+            {"block": parts.column("block").slice(0, 1), "counts": pa.array([summed.tobytes()])}
+        )
+
+    part = F.slice(SKETCH, 1, k).alias(SKETCH)
+    tasks = max(1, spark.sparkContext.defaultParallelism)
+    counted = reps.select(part).coalesce(tasks).mapInArrow(count, blocks)
+    summed = counted.groupBy("block").applyInArrow(add, blocks).toArrow()
+    return FrequencySketch.from_blocks(
+        log_width,
+        depth,
+        dict(zip(summed.column("block").to_pylist(), summed.column("counts").to_pylist(), strict=True)),
+        FREQUENCY_BLOCKS,
     )
-    n = F.size(part)
-    unshared = n - F.size("shared")
-    keep = n - needed(n) + 1 - unshared
-    prefixes = per_doc.join(reps, DOC_ID).where(keep > 0)
-    rows = prefixes.select(
-        F.explode(F.slice("shared", 1, F.greatest(keep, F.lit(1)))).alias("key"), *reps.columns
-    )
-    return rows.select(F.col(f"key.{HASH}").alias(HASH), *reps.columns)
 
 
-def prefix_rows(reps: DataFrame, *, threshold: float, k: int | None = None) -> DataFrame:
+def prefix_rows(
+    reps: DataFrame, *, threshold: float, k: int, frequencies: FrequencySketch
+) -> DataFrame:
     """(doc_id, sketch, ...) -> (hash, doc_id, sketch, ...): the part of each sketch's prefix that
-    can meet another, with the document's columns; ``k``: prefixes of the bottom-k parts.
+    can meet another, with the document's columns.
 
     Prefix filtering (Bayardo et al. 2007) is lossless: a pair whose estimate reaches the threshold
-    shares at least t = ceil(threshold * n) of the n hashes of either sketch, so under any global
-    order of hashes their first p = n - t + 1 hashes meet. The order here is rarest first (document
-    frequency, then hash), which keeps hot hashes (boilerplate, templates) out of the join unless a
-    sketch holds nothing rarer. A hash in one sketch only (df = 1) comes first and can meet nothing,
-    so it is never materialized: a sketch with u such hashes keeps the p - u rarest of its shared
-    ones. Most documents of a corpus have no near-duplicate; their prefixes are empty.
+    shares at least t = ceil(threshold * n) of the n hashes of either sketch's bottom-k part, so
+    under any global order of hashes their first p = n - t + 1 hashes meet. The order is rarest
+    first by ``frequencies`` (estimated document frequency, then hash; see
+    :mod:`shingling.frequency`), which keeps hot hashes (boilerplate, templates) out of the join
+    unless a sketch holds nothing rarer. A hash estimated in one sketch at most comes first and can
+    meet nothing, so it is never a row: a sketch with u such hashes keeps the p - u rarest of the
+    others. Most documents of a corpus have no near-duplicate; their prefixes are empty.
+
+    Each task selects the prefixes of its own documents (no shuffle): ``frequencies`` goes to the
+    tasks as a broadcast.
     """
-    return _rarest_prefixes(reps, lambda n: min_shared(n, threshold), k=k)
+    shared = reps.sparkSession.sparkContext.broadcast(frequencies.to_bytes())
+    log_width, depth = frequencies.log_width, frequencies.depth
+    schema = StructType([StructField(HASH, LongType(), False), *reps.schema.fields])
+
+    def select(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        table = FrequencySketch.from_bytes(shared.value, log_width, depth)
+        for batch in batches:
+            yield postings.prefix_rows(batch, table, k=k, threshold=threshold)
+
+    return reps.mapInArrow(select, schema)
 
 
 def containment_candidates(
@@ -452,15 +490,18 @@ class PairMetrics:
 
     ``scored``: candidate pairs of representatives scored, those the prefix join met that passed
     :func:`may_reach` (a pair met through several prefix hashes counts once per hash); ``candidates``: the distinct pairs of representatives that passed;
-    ``capped``: documents paired by star because a hash's prefix posting exceeded the cap.
+    ``capped``: documents paired by star because a hash's prefix posting exceeded the cap;
+    ``frequencies``: the size and fill of the frequency sketch that ordered the prefixes, set when
+    it is built (before the pair table is computed).
     """
 
     candidates: Observation = field(default_factory=lambda: Observation("candidates"))
     capped: Observation = field(default_factory=lambda: Observation("capped"))
     scored: Observation = field(default_factory=lambda: Observation("scored"))
+    frequencies: dict[str, float] = field(default_factory=dict)
 
-    def as_dict(self) -> dict[str, int]:
-        found: dict[str, int] = {
+    def as_dict(self) -> dict[str, Any]:
+        found: dict[str, Any] = {
             "candidate_pairs": 0,
             "representative_pairs": 0,
             "capped_documents": 0,
@@ -470,6 +511,8 @@ class PairMetrics:
                 found.update({name: int(value or 0) for name, value in observation.get.items()})
             except Exception:  # noqa: BLE001 - Spark pruned the observed plan (no rows): counts stay 0
                 continue
+        if self.frequencies:
+            found["frequency_sketch"] = dict(self.frequencies)
         return found
 
 
@@ -481,15 +524,18 @@ def near_duplicate_pairs(
     max_exact_group: int,
     max_posting: int = 0,
     containment_threshold: float | None = None,
+    frequency_mb: float = 24,
     metrics: PairMetrics | None = None,
 ) -> DataFrame:
     """documents table -> pair table: every pair whose Jaccard estimate reaches ``threshold``, and
     (with ``containment_threshold``, for mod-m sketches) every pair where one document's estimated
     containment in the other reaches it.
 
-    ``max_posting`` caps prefix postings (0: no cap; see :func:`scored_prefix_pairs`); ``metrics``, if
-    given, is filled when the result is computed. The grouped documents are persisted; the caller
-    clears the cache once the result is written.
+    ``max_posting`` caps prefix postings (0: no cap; see :func:`scored_prefix_pairs`);
+    ``frequency_mb`` sizes the sketch that orders the prefixes (:func:`hash_frequencies`, which
+    runs a Spark job here, when the plan is built); ``metrics``, if given, is filled when the
+    result is computed. The grouped documents are persisted; the caller clears the cache once the
+    result is written.
     """
     # read twice, by the prefix join (representatives) and by the expansion: persisted, the window
     # over the documents runs once (3.5 s of a 41 s pair stage at 1M documents)
@@ -501,8 +547,13 @@ def near_duplicate_pairs(
         "threshold": threshold,
         "containment_threshold": containment_threshold,
     }
+    frequencies = hash_frequencies(reps, k=k, megabytes=frequency_mb)
+    if metrics is not None:
+        metrics.frequencies.update(
+            megabytes=round(frequencies.nbytes / (1 << 20), 1), filled=round(frequencies.filled, 3)
+        )
     scored = scored_prefix_pairs(
-        prefix_rows(reps, threshold=threshold, k=k),
+        prefix_rows(reps, threshold=threshold, k=k, frequencies=frequencies),
         **scoring,
         max_posting=cap,
         capped=metrics.capped if metrics else None,

@@ -39,6 +39,7 @@ from jobs.transforms import (
     PairMetrics,
     exact_groups,
     expand_groups,
+    hash_frequencies,
     may_reach,
     near_duplicate_pairs,
     prefix_rows,
@@ -144,7 +145,8 @@ def test_scored_prefix_pairs_equal_the_sql_scores_of_every_candidate(
 ) -> None:
     # with a containment threshold nothing is dropped unscored: every pair sharing a prefix hash,
     # once per shared hash, scored by the compiled loop as score_pairs scores it in Spark SQL
-    prefixes = prefix_rows(sample_reps, threshold=0.3)
+    frequencies = hash_frequencies(sample_reps, k=K, megabytes=1)
+    prefixes = prefix_rows(sample_reps, threshold=0.3, k=K, frequencies=frequencies)
     scoring = {"k": K, "threshold": 0.6, "containment_threshold": 0.5}
     got = scored_prefix_pairs(prefixes, **scoring)
     shared = prefixes.alias("a").join(prefixes.alias("b"), HASH)
@@ -156,15 +158,17 @@ def test_scored_prefix_pairs_equal_the_sql_scores_of_every_candidate(
     assertDataFrameEqual(got, expected)
 
 
-@pytest.mark.parametrize("threshold", [0.3, 0.9])
+@pytest.mark.parametrize(("threshold", "megabytes"), [(0.3, 1), (0.9, 1), (0.6, 0.001)])
 def test_prefix_filtering_loses_no_pair_on_the_sample_corpus(
-    spark: SparkSession, sample_reps: DataFrame, threshold: float
+    spark: SparkSession, sample_reps: DataFrame, threshold: float, megabytes: float
 ) -> None:
+    # 0.001 MiB: 128 counters a row for the sample's thousands of hashes, every estimate wrong
     def passing(candidates: DataFrame) -> DataFrame:
         scored = score_pairs(candidates, sample_reps, k=K, threshold=threshold)
         return scored.where(F.col(JACCARD) >= threshold).select(DOC_A, DOC_B, MATCHES, JACCARD)
 
-    prefixes = prefix_rows(sample_reps, threshold=threshold)
+    frequencies = hash_frequencies(sample_reps, k=K, megabytes=megabytes)
+    prefixes = prefix_rows(sample_reps, threshold=threshold, k=K, frequencies=frequencies)
     found = scored_prefix_pairs(prefixes, k=K, threshold=threshold)
     expected = passing(naive_candidates(sample_reps))
     assert expected.count() >= 10

@@ -46,14 +46,13 @@ from jobs.schemas import (
     documents_schema,
 )
 from shingling import postings
-from shingling.batch import sketch_batch
+from shingling.batch import invalid_utf8, sketch_batch
 from shingling.frequency import FrequencySketch
 from shingling.postings import STAR, output_schema, score_sorted_batches, sketch_arrays
 
 HASH = "hash"
 GROUP = "group_rep"
 GROUP_SIZE = "group_size"
-UTF8_OK = "text_is_utf8"
 REPEATED_ID = "repeated_id"
 
 
@@ -68,26 +67,27 @@ def sketch_documents(
     counts the tokens shingles are made of (characters when ``unit`` is "chars").
 
     Parquet readers do not check that a string column holds UTF-8; Arrow's text kernels refuse
-    bytes that are not, and would fail the whole batch. Such a text is checked in the JVM and
-    skipped as ``invalid_utf8`` instead.
+    bytes that are not, and would fail the whole batch. Such a text is found on the executors
+    (:func:`shingling.batch.invalid_utf8`) and skipped as ``invalid_utf8`` instead.
     """
     schema = documents_schema(docs.schema[DOC_ID].dataType)
     repeated = F.col(REPEATED_ID) if REPEATED_ID in docs.columns else F.lit(False)
     checked = docs.select(
-        DOC_ID,
-        F.when(F.is_valid_utf8(TEXT) & ~repeated, F.col(TEXT)).alias(TEXT),
-        F.coalesce(F.is_valid_utf8(TEXT), F.lit(True)).alias(UTF8_OK),
-        repeated.alias(REPEATED_ID),
+        DOC_ID, F.when(~repeated, F.col(TEXT)).alias(TEXT), repeated.alias(REPEATED_ID)
     )
 
     def sketch_batches(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         for batch in batches:
             ids, texts = batch.column(DOC_ID), batch.column(TEXT)
             null_id = pc.is_null(ids)
-            invalid = pc.invert(batch.column(UTF8_OK))
+            invalid = invalid_utf8(texts)
             repeated = batch.column(REPEATED_ID)
             out = sketch_batch(
-                pc.if_else(null_id, None, texts), width=width, k=k, unit=unit, sample_mod=sample_mod
+                pc.if_else(pc.or_(null_id, invalid), None, texts),
+                width=width,
+                k=k,
+                unit=unit,
+                sample_mod=sample_mod,
             )
             reason = pc.if_else(
                 null_id,

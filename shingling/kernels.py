@@ -173,6 +173,52 @@ def xxh64_lanes(lanes: Any, start: int, n: int, seed: Any) -> Any:
     return _avalanche(h)
 
 
+def _valid_utf8(data: Any, offsets: Any, out: Any) -> None:
+    """Whether each text ``data[offsets[i]:offsets[i + 1]]`` is well-formed UTF-8 (the Unicode
+    standard's table 3-7: no overlong forms, no surrogates, nothing above U+10FFFF, no cut
+    sequence), what Arrow's text kernels require and Python's strict decoder accepts."""
+    for i in range(len(offsets) - 1):
+        p = offsets[i]
+        end = offsets[i + 1]
+        ok = True
+        while p < end:
+            b = data[p]
+            if b < 0x80:
+                p += 1
+                continue
+            lo, hi = 0x80, 0xBF  # the allowed range of the first continuation byte
+            if 0xC2 <= b <= 0xDF:
+                n = 1
+            elif b == 0xE0:
+                n, lo = 2, 0xA0
+            elif b == 0xED:
+                n, hi = 2, 0x9F
+            elif 0xE1 <= b <= 0xEF:
+                n = 2
+            elif b == 0xF0:
+                n, lo = 3, 0x90
+            elif b == 0xF4:
+                n, hi = 3, 0x8F
+            elif 0xF1 <= b <= 0xF3:
+                n = 3
+            else:
+                ok = False
+                break
+            if p + n >= end or not lo <= data[p + 1] <= hi:
+                ok = False
+                break
+            for q in range(p + 2, p + n + 1):
+                if data[q] & 0xC0 != 0x80:
+                    ok = False
+            if not ok:
+                break
+            p += n + 1
+        out[i] = ok
+
+
+valid_utf8 = _Compiled(_valid_utf8)
+
+
 @njit(inline="always")
 def _code_point(data: Any, p: int, end: int) -> tuple[Any, int]:
     """The code point starting at ``data[p]`` (a lead byte) and its size in bytes.

@@ -122,7 +122,7 @@ _RANGES: dict[str, tuple[float | None, float | None]] = {
     "pairs.threshold": (0.0, 1.0),
     "pairs.max_exact_group": (2, None),
     "pairs.max_posting": (0, None),
-    "pairs.frequency_sketch_mb": (1, 16384),
+    "pairs.frequency_sketch_mb": (1, 1024),
     "sketch.sample_mod": (0, 1 << 40),
     "pairs.containment_threshold": (0.0, 1.0),
     "clusters.min_jaccard": (0.0, 1.0),

@@ -35,6 +35,7 @@ from jobs.transforms import PairMetrics, near_duplicate_pairs, sketch_documents,
 log = logging.getLogger("shingling")
 
 CHECKED = "documents.ids-checked"  # the documents table rewritten when some ids repeat
+CROWDED = 0.9  # a frequency sketch filled above this: warn
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
@@ -108,6 +109,14 @@ def run(
             metrics=metrics,
         ).write.parquet(out.table("pairs"))
         spark.catalog.clearCache()  # the pair stage's persisted intermediates
+        filled = metrics.frequencies.get("filled", 0.0)
+        if filled > CROWDED:
+            log.warning(
+                "the frequency sketch was %.0f%% filled: raise pairs.frequency_sketch_mb (now %s);"
+                " the pairs are the same, the join did more work than it needed",
+                100 * filled,
+                cfg.pairs.frequency_sketch_mb,
+            )
         counts = (
             spark.read.parquet(out.table("pairs"))
             .agg(F.count(F.lit(1)).alias("pairs"), F.sum(F.col(EXACT).cast("long")).alias("exact"))

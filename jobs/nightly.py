@@ -130,7 +130,12 @@ def check_base(base: Manifest, run_date: str, settings: dict[str, Any]) -> None:
 
 
 def sketch_batch_documents(
-    corpus: DataFrame, *, width: int, k: int, files: int, unusable: Observation | None = None
+    corpus: DataFrame,
+    *,
+    width: int,
+    k: int,
+    files: int,
+    unusable: tuple[Observation, Observation] | None = None,
 ) -> DataFrame:
     """(doc_id, text) -> documents table rows of the ids found once, range-partitioned by id.
 
@@ -139,10 +144,16 @@ def sketch_batch_documents(
     row would be the document cannot be known. The corpus is partitioned and sorted by id before
     sketching, so the segment is written in id order without sampling (and so re-running) the
     sketching for the range bounds, and the ids are counted on rows already clustered by id (a
-    window, no shuffle of its own). ``unusable``, if given, counts the rows left out by reason
-    (``null_id``, ``duplicate_id``) when the result is computed; see :func:`unusable_counts`.
+    window, no shuffle of its own). ``unusable``, if given, counts the rows left out (null ids,
+    repeated ids) when the result is computed; see :func:`unusable_counts`.
     """
-    ordered = corpus.repartitionByRange(files, DOC_ID).sortWithinPartitions(DOC_ID)
+    if unusable is not None:
+        corpus = corpus.observe(unusable[0], F.count_if(F.col(DOC_ID).isNull()).alias(SKIP_NULL_ID))
+    ordered = (
+        corpus.where(F.col(DOC_ID).isNotNull())
+        .repartitionByRange(files, DOC_ID)
+        .sortWithinPartitions(DOC_ID)
+    )
     flagged = ordered.select(
         DOC_ID,
         TEXT,
@@ -150,23 +161,21 @@ def sketch_batch_documents(
     )
     if unusable is not None:
         flagged = flagged.observe(
-            unusable,
-            F.count_if(F.col(DOC_ID).isNull()).alias(SKIP_NULL_ID),
-            F.count_if(F.col(DOC_ID).isNotNull() & F.col(REPEATED_ID)).alias(SKIP_DUPLICATE_ID),
+            unusable[1], F.count_if(F.col(REPEATED_ID)).alias(SKIP_DUPLICATE_ID)
         )
-    sketched = flagged.where(F.col(DOC_ID).isNotNull()).transform(
-        sketch_documents, width=width, k=k
-    )
+    sketched = flagged.transform(sketch_documents, width=width, k=k)
     return sketched.where(~F.col(SKIP_REASON).eqNullSafe(SKIP_DUPLICATE_ID))
 
 
-def unusable_counts(unusable: Observation) -> dict[str, int]:
+def unusable_counts(unusable: tuple[Observation, Observation]) -> dict[str, int]:
     """The rows :func:`sketch_batch_documents` left out, by skip reason (0 for an empty batch,
     whose observed plan Spark may prune)."""
-    try:
-        found = unusable.get
-    except Exception:  # noqa: BLE001 - no rows: nothing was observed
-        found = {}
+    found: dict[str, Any] = {}
+    for observation in unusable:
+        try:
+            found.update(observation.get)
+        except Exception:  # noqa: BLE001 - no rows: nothing was observed
+            continue
     return {reason: int(found.get(reason) or 0) for reason in (SKIP_NULL_ID, SKIP_DUPLICATE_ID)}
 
 
@@ -217,7 +226,7 @@ def run(
         try:
             stage = time.monotonic()
             log.info("sketching the batch (width %d, k %d)", cfg.sketch.width, cfg.sketch.k)
-            observed = Observation("unusable_ids")
+            observed = (Observation("null_ids"), Observation("repeated_ids"))
             rows = corpus.count()  # from the Parquet footers: sizes the segment's files
             sketched = sketch_batch_documents(
                 corpus,

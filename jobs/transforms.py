@@ -9,7 +9,6 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 from pyspark.sql import Column, DataFrame, Observation, Window
@@ -45,15 +44,18 @@ from jobs.schemas import (
     TEXT_HASH,
     documents_schema,
 )
-from shingling import postings
 from shingling.batch import invalid_utf8, sketch_batch
-from shingling.frequency import FrequencySketch
+from shingling.frequency import FrequencySketch, add_counts
 from shingling.postings import STAR, output_schema, score_sorted_batches, sketch_arrays
+from shingling.postings import prefix_rows as prefix_batch
 
 HASH = "hash"
 GROUP = "group_rep"
 GROUP_SIZE = "group_size"
 REPEATED_ID = "repeated_id"
+# the frequency sketch is summed in blocks, one group each: at least this many, of at most 1 MiB
+# (a group holds one block per counting task)
+FREQUENCY_BLOCKS = 64
 
 
 def sketch_documents(
@@ -131,10 +133,12 @@ def skip_repeated_ids(documents: DataFrame) -> DataFrame:
     the rows before sketching (``repeated_id``, see :func:`sketch_documents`): a null id stays
     ``null_id``, any other reason gives way to ``duplicate_id``.
     """
-    repeated = F.col(DOC_ID).isNotNull() & (
-        F.count(F.lit(1)).over(Window.partitionBy(DOC_ID)) > 1
+    # null ids are never repeated ids, and would all meet in one partition of the window
+    counted = documents.where(F.col(DOC_ID).isNotNull()).withColumn(
+        REPEATED_ID, F.count(F.lit(1)).over(Window.partitionBy(DOC_ID)) > 1
     )
-    return documents.withColumn(REPEATED_ID, repeated).select(
+    nulls = documents.where(F.col(DOC_ID).isNull()).withColumn(REPEATED_ID, F.lit(False))
+    return counted.unionByName(nulls).select(
         DOC_ID,
         *(
             F.when(F.col(REPEATED_ID), F.lit(0).cast("long")).otherwise(F.col(c)).alias(c)
@@ -181,38 +185,32 @@ def shared_hashes(reps: DataFrame) -> DataFrame:
     return exploded.groupBy(HASH).agg(F.count(F.lit(1)).alias("df")).where(F.col("df") >= 2)
 
 
-FREQUENCY_BLOCKS = 64  # the counters are summed in this many blocks, one group each
-
-
-def hash_frequencies(reps: DataFrame, *, k: int, megabytes: float) -> FrequencySketch:
-    """(sketch) -> a count-min sketch of how many sketches' bottom-k parts hold each hash.
+def hash_frequencies(reps: DataFrame, *, k: int, sketch: FrequencySketch) -> FrequencySketch:
+    """(sketch) -> ``sketch`` (empty, of the size wanted) filled with how many sketches' bottom-k
+    parts hold each hash.
 
     One task per core (the session's default parallelism) counts the hashes of its sketches into a
-    table of ``megabytes``; the tables are summed block by block on the executors, a shuffle of
-    cores x ``megabytes``, and only the sum comes to the driver, which broadcasts it (see
-    :func:`prefix_rows`). Its size is fixed by configuration whatever the corpus; a table too
-    small for the corpus costs join work, never pairs (:mod:`shingling.frequency`).
+    table of that size; the tables are summed block by block on the executors, a shuffle of
+    cores x the table, and only the sum comes to the driver, which broadcasts it (see
+    :func:`prefix_rows`). A table too small for the corpus costs join work, not pairs
+    (:mod:`shingling.frequency`).
     """
     spark = reps.sparkSession
-    empty = FrequencySketch.of_size(megabytes)
-    log_width, depth = empty.log_width, empty.depth
+    width, depth = sketch.width, sketch.depth
+    n = max(FREQUENCY_BLOCKS, -(-sketch.nbytes // (1 << 20)))
     blocks = "block int, counts binary"
 
     def count(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        table = FrequencySketch(log_width, depth)
+        table = FrequencySketch(width, depth)
         for batch in batches:
             table.add(sketch_arrays(batch.column(0))[1])
-        for block, counts in table.blocks(FREQUENCY_BLOCKS):
+        for block, counts in table.blocks(n):
             yield pa.RecordBatch.from_pydict(
                 {"block": pa.array([block], pa.int32()), "counts": pa.array([counts], pa.binary())}
             )
 
     def add(parts: pa.Table) -> pa.Table:
-        total = np.zeros(0, dtype=np.uint32)
-        for counts in parts.column("counts").to_pylist():
-            part = np.frombuffer(counts, dtype=np.uint16)
-            total = part.astype(np.uint32) if not total.size else total + part
-        summed = np.minimum(total, np.iinfo(np.uint16).max).astype(np.uint16)
+        summed = add_counts(parts.column("counts").to_pylist())
         return pa.table(
             {"block": parts.column("block").slice(0, 1), "counts": pa.array([summed.tobytes()])}
         )
@@ -221,12 +219,8 @@ def hash_frequencies(reps: DataFrame, *, k: int, megabytes: float) -> FrequencyS
     tasks = max(1, spark.sparkContext.defaultParallelism)
     counted = reps.select(part).coalesce(tasks).mapInArrow(count, blocks)
     summed = counted.groupBy("block").applyInArrow(add, blocks).toArrow()
-    return FrequencySketch.from_blocks(
-        log_width,
-        depth,
-        dict(zip(summed.column("block").to_pylist(), summed.column("counts").to_pylist(), strict=True)),
-        FREQUENCY_BLOCKS,
-    )
+    found = zip(summed.column("block").to_pylist(), summed.column("counts").to_pylist(), strict=True)
+    return FrequencySketch.from_blocks(width, depth, dict(found), n)
 
 
 def prefix_rows(
@@ -248,13 +242,13 @@ def prefix_rows(
     tasks as a broadcast.
     """
     shared = reps.sparkSession.sparkContext.broadcast(frequencies.to_bytes())
-    log_width, depth = frequencies.log_width, frequencies.depth
+    width, depth = frequencies.width, frequencies.depth
     schema = StructType([StructField(HASH, LongType(), False), *reps.schema.fields])
 
     def select(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        table = FrequencySketch.from_bytes(shared.value, log_width, depth)
+        table = FrequencySketch.from_bytes(shared.value, width, depth)
         for batch in batches:
-            yield postings.prefix_rows(batch, table, k=k, threshold=threshold)
+            yield prefix_batch(batch, table, k=k, threshold=threshold)
 
     return reps.mapInArrow(select, schema)
 
@@ -486,7 +480,8 @@ def expand_groups(
 
 @dataclass(frozen=True)
 class PairMetrics:
-    """Counts gathered while the pair table is written (Spark observations, no extra pass).
+    """Counts gathered while the pair table is written (Spark observations, no extra pass), and
+    the frequency sketch's size and fill.
 
     ``scored``: candidate pairs of representatives scored, those the prefix join met that passed
     :func:`may_reach` (a pair met through several prefix hashes counts once per hash); ``candidates``: the distinct pairs of representatives that passed;
@@ -532,14 +527,17 @@ def near_duplicate_pairs(
     containment in the other reaches it.
 
     ``max_posting`` caps prefix postings (0: no cap; see :func:`scored_prefix_pairs`);
-    ``frequency_mb`` sizes the sketch that orders the prefixes (:func:`hash_frequencies`, which
-    runs a Spark job here, when the plan is built); ``metrics``, if given, is filled when the
-    result is computed. The grouped documents are persisted; the caller clears the cache once the
+    ``frequency_mb`` bounds the sketch that orders the prefixes (:func:`hash_frequencies`; Spark
+    jobs run here, when the plan is built: the grouped documents and the sketch); ``metrics``, if
+    given, is filled when the result is computed. The grouped documents are persisted; the caller clears the cache once the
     result is written.
     """
-    # read twice, by the prefix join (representatives) and by the expansion: persisted, the window
-    # over the documents runs once (3.5 s of a 41 s pair stage at 1M documents)
+    # read three times, by the frequency count, the prefix join (representatives) and the
+    # expansion: persisted, and computed here with the stage's whole parallelism (the frequency
+    # count runs one task per core), the window over the documents runs once; its count sizes the
+    # frequency sketch (k hashes a document at most)
     grouped = exact_groups(sketched_only(documents)).persist()
+    sketched = grouped.count()
     reps = representatives(grouped)
     cap = max_posting or None
     scoring: dict[str, Any] = {
@@ -547,7 +545,8 @@ def near_duplicate_pairs(
         "threshold": threshold,
         "containment_threshold": containment_threshold,
     }
-    frequencies = hash_frequencies(reps, k=k, megabytes=frequency_mb)
+    empty = FrequencySketch.for_hashes(sketched * k, max_megabytes=frequency_mb)
+    frequencies = hash_frequencies(reps, k=k, sketch=empty)
     if metrics is not None:
         metrics.frequencies.update(
             megabytes=round(frequencies.nbytes / (1 << 20), 1), filled=round(frequencies.filled, 3)

@@ -15,8 +15,10 @@ count-min estimate is never below the true count (counters only add; they satura
 a saturated one is still at least 2), so a hash estimated in fewer than two sketches is truly in
 one at most and can meet nothing: leaving it out of the prefixes loses nothing either. What error
 costs is work: a hash that collides into a higher estimate is ordered later, or kept as "shared"
-when it is not, which adds prefix rows; the pairs are the same. :attr:`FrequencySketch.filled`
-says how crowded the table was (see docs/cluster.md for sizing).
+when it is not, which adds prefix rows; the pairs are the same. (Unless hot postings are capped,
+``pairs.max_posting``: a table so crowded that its estimates no longer tell boilerplate from rare
+text may let a hot hash into prefixes, and a capped posting pairs by star.)
+:attr:`FrequencySketch.filled` says how crowded the table was (see docs/cluster.md for sizing).
 """
 
 from __future__ import annotations
@@ -33,40 +35,39 @@ MULTIPLIERS = np.array(
     [0x9E3779B97F4A7C15, 0xC2B2AE3D27D4EB4F, 0x165667B19E3779F9, 0xD6E8FEB86659FD93],
     dtype=np.uint64,
 )
-COUNTER = np.uint16
+COUNTER = np.dtype("<u2")  # little-endian: the bytes mean the same on every machine
 SATURATED = int(np.iinfo(COUNTER).max)
+BYTES_PER_HASH = 6  # a table this size per distinct hash is about 63% filled (1 - 1/e)
+MAX_WIDTH = (1 << 32) - 1
 
 
 class FrequencySketch:
-    """A count-min sketch of 64-bit hashes: ``depth`` rows of 2**``log_width`` uint16 counters.
+    """A count-min sketch of 64-bit hashes: ``depth`` rows of ``width`` uint16 counters.
 
-    >>> f = FrequencySketch(log_width=10)
+    >>> f = FrequencySketch(width=1000)
     >>> f.add(np.array([5, 5, 7], dtype=np.int64))
     >>> f.estimate(np.array([5, 7, 9], dtype=np.int64)).tolist()
     [2, 1, 0]
     """
 
-    def __init__(self, log_width: int, depth: int = DEPTH, counts: np.ndarray | None = None):
-        if not 1 <= log_width <= 40 or not 1 <= depth <= len(MULTIPLIERS):
-            raise ValueError(f"log_width must be in [1, 40] and depth in [1, 4], got {log_width}, {depth}")
-        self.log_width = log_width
+    def __init__(self, width: int, depth: int = DEPTH, counts: np.ndarray | None = None):
+        if not 1 <= width <= MAX_WIDTH or not 1 <= depth <= len(MULTIPLIERS):
+            raise ValueError(f"width must be in [1, 2**32) and depth in [1, 4], got {width}, {depth}")
+        self.width = width
         self.depth = depth
-        shape = (depth, 1 << log_width)
         if counts is None:
-            counts = np.zeros(shape, dtype=COUNTER)
-        if counts.shape != shape or counts.dtype != COUNTER:
-            raise ValueError(f"counts must be {COUNTER.__name__} of shape {shape}")
+            counts = np.zeros((depth, width), dtype=COUNTER)
+        if counts.shape != (depth, width) or counts.dtype != COUNTER:
+            raise ValueError(f"counts must be little-endian uint16 of shape {(depth, width)}")
         self.counts = counts
 
     @classmethod
-    def of_size(cls, megabytes: float, depth: int = DEPTH) -> FrequencySketch:
-        """The widest sketch of at most ``megabytes`` (MiB) of counters (at least 2 counters a row)."""
-        per_row = megabytes * (1 << 20) / (depth * np.dtype(COUNTER).itemsize)
-        return cls(max(1, int(np.floor(np.log2(max(per_row, 2))))), depth)
-
-    @property
-    def _shift(self) -> np.uint64:
-        return np.uint64(64 - self.log_width)
+    def for_hashes(cls, hashes: int, *, max_megabytes: float, depth: int = DEPTH) -> FrequencySketch:
+        """A sketch for about ``hashes`` distinct hashes (:data:`BYTES_PER_HASH` each, so about
+        63% of its counters end up used), of at most ``max_megabytes`` (MiB)."""
+        size = min(max(hashes, 1) * BYTES_PER_HASH, max_megabytes * (1 << 20))
+        width = int(size // (depth * COUNTER.itemsize))
+        return cls(min(max(width, 1), MAX_WIDTH), depth)
 
     @property
     def nbytes(self) -> int:
@@ -75,56 +76,57 @@ class FrequencySketch:
     @property
     def filled(self) -> float:
         """The share of counters that are not zero: near 1, most hashes look shared and the join
-        prefixes grow (the pairs do not change); a wider sketch helps."""
+        prefixes grow; a wider sketch helps."""
         return float(np.count_nonzero(self.counts)) / self.counts.size
 
     def add(self, hashes: np.ndarray) -> None:
         """Count each of ``hashes`` once (a sketch's hashes are distinct: once per document)."""
-        count_hashes(hashes.astype(np.int64, copy=False), self.counts, MULTIPLIERS, self._shift)
+        count_hashes(hashes.astype(np.int64, copy=False), self.counts, MULTIPLIERS)
 
     def estimate(self, hashes: np.ndarray) -> np.ndarray:
-        """Each hash's estimated count: never below the true one (counters saturate at 65535)."""
-        return estimate_hashes(
-            hashes.astype(np.int64, copy=False), self.counts, MULTIPLIERS, self._shift
-        )
+        """Each hash's estimated count: never below the true one, or below 65535 when that is
+        more (counters saturate)."""
+        return estimate_hashes(hashes.astype(np.int64, copy=False), self.counts, MULTIPLIERS)
 
     def merge(self, other: FrequencySketch) -> FrequencySketch:
         """The sketch of both inputs' hashes (counters added, saturating)."""
-        if (other.log_width, other.depth) != (self.log_width, self.depth):
+        if (other.width, other.depth) != (self.width, self.depth):
             raise ValueError("only sketches of one shape merge")
-        total = self.counts.astype(np.uint32) + other.counts
-        return FrequencySketch(
-            self.log_width, self.depth, np.minimum(total, SATURATED).astype(COUNTER)
-        )
+        counts = add_counts([self.counts.tobytes(), other.counts.tobytes()])
+        return FrequencySketch(self.width, self.depth, counts.reshape(self.depth, self.width))
 
     def blocks(self, n: int) -> Iterator[tuple[int, bytes]]:
-        """The counters as ``n`` column blocks (block, bytes), to be summed block by block."""
+        """The counters as ``n`` column blocks (block, bytes), to be summed block by block with
+        :func:`add_counts` and put back with :meth:`from_blocks`."""
         for block, part in enumerate(np.array_split(self.counts, n, axis=1)):
             yield block, np.ascontiguousarray(part).tobytes()
 
     @classmethod
     def from_blocks(
-        cls, log_width: int, depth: int, blocks: dict[int, bytes], n: int
+        cls, width: int, depth: int, blocks: dict[int, bytes], n: int
     ) -> FrequencySketch:
-        """The inverse of :meth:`blocks`; a missing block is all zeros."""
-        sketch = cls(log_width, depth)
+        """The inverse of :meth:`blocks`. Every block must be there (none for an empty input):
+        a missing one would read as zeros, estimates below the truth, and lost pairs."""
+        sketch = cls(width, depth)
+        if not blocks:
+            return sketch
+        if set(blocks) != set(range(n)):
+            raise ValueError(f"expected blocks 0 to {n - 1}, got {sorted(blocks)}")
         start = 0
         for block, part in enumerate(np.array_split(sketch.counts, n, axis=1)):
-            width = part.shape[1]
-            if block in blocks:
-                counts = np.frombuffer(blocks[block], dtype=COUNTER).reshape(depth, width)
-                sketch.counts[:, start : start + width] = counts
-            start += width
+            size = part.shape[1]
+            counts = np.frombuffer(blocks[block], dtype=COUNTER).reshape(depth, size)
+            sketch.counts[:, start : start + size] = counts
+            start += size
         return sketch
 
     def to_bytes(self) -> bytes:
         return self.counts.tobytes()
 
     @classmethod
-    def from_bytes(cls, data: bytes, log_width: int, depth: int = DEPTH) -> FrequencySketch:
+    def from_bytes(cls, data: bytes, width: int, depth: int = DEPTH) -> FrequencySketch:
         """A read-only view of :meth:`to_bytes`' output (no copy)."""
-        counts = np.frombuffer(data, dtype=COUNTER).reshape(depth, 1 << log_width)
-        return cls(log_width, depth, counts)
+        return cls(width, depth, np.frombuffer(data, dtype=COUNTER).reshape(depth, width))
 
     def select_prefixes(
         self, offsets: np.ndarray, values: np.ndarray, *, k: int, threshold: float
@@ -145,5 +147,13 @@ class FrequencySketch:
             threshold,
             self.counts,
             MULTIPLIERS,
-            self._shift,
         )
+
+
+def add_counts(parts: list[bytes]) -> np.ndarray:
+    """The saturating sum of equally long runs of counters (bytes of :data:`COUNTER`)."""
+    total = np.zeros(len(parts[0]) // COUNTER.itemsize if parts else 0, dtype=np.uint32)
+    for part in parts:
+        total += np.frombuffer(part, dtype=COUNTER)
+        np.minimum(total, SATURATED, out=total)  # each step, so the sum cannot wrap
+    return total.astype(COUNTER)

@@ -19,7 +19,10 @@ reference; the parity tests check the two bit for bit. xxHash64 follows the XXH6
 The pair loops score two sketches with the arithmetic of :mod:`shingling.estimators` (tested pair
 by pair): :func:`score_postings` every pair within each posting of a full run's prefix rows
 (:mod:`shingling.postings`), :func:`probe_sketches` each indexed sketch against a nightly batch's
-prefixes (:mod:`shingling.probe`).
+prefixes (:mod:`shingling.probe`). The full run's prefixes come from :func:`select_prefixes`, in
+the order of a count-min sketch of hash frequencies (:func:`count_hashes`,
+:mod:`shingling.frequency`). :func:`valid_utf8` checks a batch's bytes before Arrow's text kernels
+see them.
 """
 
 from __future__ import annotations
@@ -895,43 +898,45 @@ probe_sketches = _Compiled(_probe_sketches)
 
 
 @njit(inline="always")
-def _slot(value: Any, multiplier: Any, shift: Any) -> Any:
-    # multiply-shift (a 2-universal family) over the hash after MurmurHash3's fmix64 finalizer:
-    # sketch hashes are the smallest of their documents, so their high bits are far from random
+def _slot(value: Any, multiplier: Any, width: Any) -> Any:
+    # the top 32 bits of a multiply-shift hash (2-universal) of the value after MurmurHash3's
+    # fmix64 finalizer (sketch hashes are their documents' smallest: their high bits are far from
+    # random), scaled to [0, width) by a multiply and a shift (Lemire's reduction, width < 2**32)
     z = _U(value)
     z = (z ^ (z >> _U(33))) * _U(0xFF51AFD7ED558CCD)
     z = (z ^ (z >> _U(33))) * _U(0xC4CEB9FE1A85EC53)
     z = z ^ (z >> _U(33))
-    return (z * multiplier) >> shift
+    return (((z * multiplier) >> _U(32)) * width) >> _U(32)
 
 
-def _count_hashes(values: Any, counts: Any, multipliers: Any, shift: Any) -> None:
+def _count_hashes(values: Any, counts: Any, multipliers: Any) -> None:
     """Add one to each hash's counter in every row of a count-min table (uint16, saturating)."""
-    depth = counts.shape[0]
+    depth, width = counts.shape[0], _U(counts.shape[1])
     for v in values:
         for r in range(depth):
-            s = _slot(v, multipliers[r], shift)
+            s = _slot(v, multipliers[r], width)
             c = counts[r, s]
             if c < 65535:
                 counts[r, s] = c + 1
 
 
 @njit(inline="always")
-def _estimate(value: Any, counts: Any, multipliers: Any, shift: Any) -> int:
+def _estimate(value: Any, counts: Any, multipliers: Any) -> int:
     best = 65535
+    width = _U(counts.shape[1])
     for r in range(counts.shape[0]):
-        c = int(counts[r, _slot(value, multipliers[r], shift)])
+        c = int(counts[r, _slot(value, multipliers[r], width)])
         if c < best:
             best = c
     return best
 
 
-def _estimate_hashes(values: Any, counts: Any, multipliers: Any, shift: Any) -> Any:
+def _estimate_hashes(values: Any, counts: Any, multipliers: Any) -> Any:
     """The count-min estimate of each hash: the smallest of its counters (never below its count,
     unless that is above 65535)."""
     out = np.empty(len(values), dtype=np.int64)
     for i in range(len(values)):
-        out[i] = _estimate(values[i], counts, multipliers, shift)
+        out[i] = _estimate(values[i], counts, multipliers)
     return out
 
 
@@ -942,7 +947,6 @@ def _select_prefixes(
     threshold: float,
     counts: Any,
     multipliers: Any,
-    shift: Any,
 ) -> tuple[Any, Any]:
     """Each sketch's join prefix, rarest first by the count-min estimate of document frequency.
 
@@ -964,10 +968,9 @@ def _select_prefixes(
         need = _min_shared(end - start, threshold)
         s = 0
         for j in range(start, end):
-            e = _estimate(values[j], counts, multipliers, shift)
+            e = _estimate(values[j], counts, multipliers)
             if e >= 2:
-                # insertion into the sorted run est/held: at most k, and nearly sorted already
-                # (a sketch is ascending by hash, ties in the estimate keep that order)
+                # insertion into the run est/held, kept sorted by (estimate, hash): at most k
                 x = s
                 while x > 0 and (est[x - 1] > e or (est[x - 1] == e and held[x - 1] > values[j])):
                     est[x] = est[x - 1]

@@ -60,7 +60,7 @@ def prefix_rows(
     hash of each sketch's join prefix (:meth:`FrequencySketch.select_prefixes`), carrying the
     document's columns. A document whose prefix is empty has no row.
 
-    >>> f = FrequencySketch(log_width=8)
+    >>> f = FrequencySketch(width=256)
     >>> docs = pa.record_batch({"doc_id": ["a", "b", "c"], "sketch": [[1, 2], [1, 2], [3, 4]]})
     >>> for d in docs.column("sketch").to_pylist(): f.add(np.array(d))
     >>> prefix_rows(docs, f, k=20, threshold=0.6).to_pydict()

@@ -51,6 +51,7 @@ from jobs.transforms import (
     skip_repeated_ids,
 )
 from shingling.estimators import jaccard, matches
+from shingling.frequency import FrequencySketch
 from shingling.sketch import Sketch
 
 K = 20
@@ -145,7 +146,7 @@ def test_scored_prefix_pairs_equal_the_sql_scores_of_every_candidate(
 ) -> None:
     # with a containment threshold nothing is dropped unscored: every pair sharing a prefix hash,
     # once per shared hash, scored by the compiled loop as score_pairs scores it in Spark SQL
-    frequencies = hash_frequencies(sample_reps, k=K, megabytes=1)
+    frequencies = hash_frequencies(sample_reps, k=K, sketch=FrequencySketch(1 << 16))
     prefixes = prefix_rows(sample_reps, threshold=0.3, k=K, frequencies=frequencies)
     scoring = {"k": K, "threshold": 0.6, "containment_threshold": 0.5}
     got = scored_prefix_pairs(prefixes, **scoring)
@@ -158,16 +159,16 @@ def test_scored_prefix_pairs_equal_the_sql_scores_of_every_candidate(
     assertDataFrameEqual(got, expected)
 
 
-@pytest.mark.parametrize(("threshold", "megabytes"), [(0.3, 1), (0.9, 1), (0.6, 0.001)])
+@pytest.mark.parametrize(("threshold", "width"), [(0.3, 1 << 16), (0.9, 1 << 16), (0.6, 100)])
 def test_prefix_filtering_loses_no_pair_on_the_sample_corpus(
-    spark: SparkSession, sample_reps: DataFrame, threshold: float, megabytes: float
+    spark: SparkSession, sample_reps: DataFrame, threshold: float, width: int
 ) -> None:
-    # 0.001 MiB: 128 counters a row for the sample's thousands of hashes, every estimate wrong
+    # width 100: 100 counters a row for the sample's thousands of hashes, every estimate wrong
     def passing(candidates: DataFrame) -> DataFrame:
         scored = score_pairs(candidates, sample_reps, k=K, threshold=threshold)
         return scored.where(F.col(JACCARD) >= threshold).select(DOC_A, DOC_B, MATCHES, JACCARD)
 
-    frequencies = hash_frequencies(sample_reps, k=K, megabytes=megabytes)
+    frequencies = hash_frequencies(sample_reps, k=K, sketch=FrequencySketch(width))
     prefixes = prefix_rows(sample_reps, threshold=threshold, k=K, frequencies=frequencies)
     found = scored_prefix_pairs(prefixes, k=K, threshold=threshold)
     expected = passing(naive_candidates(sample_reps))

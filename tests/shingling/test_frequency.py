@@ -41,8 +41,8 @@ def family_sketches() -> tuple[Sketch, ...]:
     return tuple(s for s in out if s.hashes)
 
 
-def counted(sketches: tuple[Sketch, ...], log_width: int) -> FrequencySketch:
-    table = FrequencySketch(log_width)
+def counted(sketches: tuple[Sketch, ...], width: int) -> FrequencySketch:
+    table = FrequencySketch(width)
     for s in sketches:
         table.add(np.array(s.hashes[:K], dtype=np.int64))
     return table
@@ -62,9 +62,9 @@ def reference_prefix(s: Sketch, table: FrequencySketch, threshold: float) -> lis
 
 
 @settings(max_examples=60, deadline=None)
-@given(hashes, st.integers(1, 12))
-def test_an_estimate_is_never_below_the_count(values: list[int], log_width: int) -> None:
-    table = FrequencySketch(log_width)
+@given(hashes, st.integers(1, 5000))
+def test_an_estimate_is_never_below_the_count(values: list[int], width: int) -> None:
+    table = FrequencySketch(width)
     table.add(np.array(values, dtype=np.int64))
     truth = Counter(values)
     estimates = table.estimate(np.array(list(truth), dtype=np.int64)).tolist()
@@ -74,38 +74,42 @@ def test_an_estimate_is_never_below_the_count(values: list[int], log_width: int)
 def test_a_wide_sketch_counts_exactly_and_a_full_one_saturates() -> None:
     values = np.array([h for s in family_sketches() for h in s.hashes[:K]], dtype=np.int64)
     truth = Counter(values.tolist())
-    table = FrequencySketch(22)
+    table = FrequencySketch(1 << 22)
     table.add(values)
     estimates = table.estimate(np.array(list(truth), dtype=np.int64)).tolist()
     assert estimates == list(truth.values())  # thousands of hashes in 4M counters: no collision
-    hot = FrequencySketch(4)
+    hot = FrequencySketch(16)
     hot.add(np.full(70_000, 7, dtype=np.int64))
     assert hot.estimate(np.array([7]))[0] == 65535
     assert hot.merge(hot).estimate(np.array([7]))[0] == 65535
 
 
 @settings(max_examples=30, deadline=None)
-@given(hashes, hashes, st.integers(1, 8), st.integers(1, 9))
+@given(hashes, hashes, st.integers(1, 300), st.integers(1, 9))
 def test_merged_and_block_wise_sketches_equal_one_sketch_of_everything(
-    a: list[int], b: list[int], log_width: int, blocks: int
+    a: list[int], b: list[int], width: int, blocks: int
 ) -> None:
-    left, right, both = (FrequencySketch(log_width) for _ in range(3))
+    left, right, both = (FrequencySketch(width) for _ in range(3))
     left.add(np.array(a, dtype=np.int64))
     right.add(np.array(b, dtype=np.int64))
     both.add(np.array(a + b, dtype=np.int64))
     merged = left.merge(right)
     assert np.array_equal(merged.counts, both.counts)
-    rebuilt = FrequencySketch.from_blocks(log_width, merged.depth, dict(merged.blocks(blocks)), blocks)
+    parts = dict(merged.blocks(blocks))
+    rebuilt = FrequencySketch.from_blocks(width, merged.depth, parts, blocks)
     assert np.array_equal(rebuilt.counts, both.counts)
-    copy = FrequencySketch.from_bytes(both.to_bytes(), log_width)
+    if blocks > 1:  # a missing block is refused, never read as zeros
+        with pytest.raises(ValueError):
+            FrequencySketch.from_blocks(width, merged.depth, {0: parts[0]}, blocks)
+    copy = FrequencySketch.from_bytes(both.to_bytes(), width)
     assert np.array_equal(copy.counts, both.counts)
 
 
-@pytest.mark.parametrize("log_width", [2, 8, 20])
+@pytest.mark.parametrize("width", [4, 300, 1 << 20])
 @pytest.mark.parametrize("threshold", [0.3, 0.6, 0.9])
-def test_prefixes_are_those_the_docstring_defines(log_width: int, threshold: float) -> None:
+def test_prefixes_are_those_the_docstring_defines(width: int, threshold: float) -> None:
     sketches = family_sketches()
-    table = counted(sketches, log_width)
+    table = counted(sketches, width)
     docs = pa.record_batch(
         {"doc_id": list(range(len(sketches))), "sketch": [list(s.hashes) for s in sketches]}
     )
@@ -118,12 +122,12 @@ def test_prefixes_are_those_the_docstring_defines(log_width: int, threshold: flo
     assert rows["sketch"] == [list(sketches[i].hashes) for i in rows["doc_id"]]
 
 
-@pytest.mark.parametrize("log_width", [1, 6, 20])
+@pytest.mark.parametrize("width", [2, 70, 1 << 20])
 @pytest.mark.parametrize("threshold", [0.3, 0.6, 0.9])
-def test_prefixes_lose_no_pair_however_wrong_the_estimates(log_width: int, threshold: float) -> None:
-    # log_width 1: two counters a row for some 4,000 hashes, every estimate far off
+def test_prefixes_lose_no_pair_however_wrong_the_estimates(width: int, threshold: float) -> None:
+    # width 2: two counters a row for some 4,000 hashes, every estimate far off
     sketches = family_sketches()
-    table = counted(sketches, log_width)
+    table = counted(sketches, width)
     offsets, values = sketch_arrays(pa.array([list(s.hashes) for s in sketches]))
     rows, found = table.select_prefixes(offsets, values, k=K, threshold=threshold)
     prefixes: dict[int, set[int]] = {}
@@ -139,3 +143,10 @@ def test_prefixes_lose_no_pair_however_wrong_the_estimates(log_width: int, thres
     assert lost == []
     # and a filter: most documents have a prefix shorter than their sketch
     assert len(rows) < 0.8 * len(values)
+
+
+def test_a_sketch_is_sized_for_its_hashes_within_its_bound() -> None:
+    assert FrequencySketch.for_hashes(1000, max_megabytes=24).nbytes == 6000
+    assert FrequencySketch.for_hashes(10**8, max_megabytes=24).nbytes <= 24 << 20
+    assert FrequencySketch.for_hashes(10**8, max_megabytes=24).nbytes > (24 << 20) - 6
+    assert FrequencySketch.for_hashes(0, max_megabytes=24).width >= 1

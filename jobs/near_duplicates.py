@@ -103,6 +103,7 @@ def run(
             max_exact_group=cfg.pairs.max_exact_group,
             max_posting=cfg.pairs.max_posting,
             frequency_mb=cfg.pairs.frequency_sketch_mb,
+            sketched=summary["documents"]["sketched"],
             containment_threshold=cfg.pairs.containment_threshold
             if cfg.sketch.sample_mod
             else None,

@@ -520,6 +520,7 @@ def near_duplicate_pairs(
     max_posting: int = 0,
     containment_threshold: float | None = None,
     frequency_mb: float = 24,
+    sketched: int | None = None,
     metrics: PairMetrics | None = None,
 ) -> DataFrame:
     """documents table -> pair table: every pair whose Jaccard estimate reaches ``threshold``, and
@@ -527,17 +528,17 @@ def near_duplicate_pairs(
     containment in the other reaches it.
 
     ``max_posting`` caps prefix postings (0: no cap; see :func:`scored_prefix_pairs`);
-    ``frequency_mb`` bounds the sketch that orders the prefixes (:func:`hash_frequencies`; Spark
-    jobs run here, when the plan is built: the grouped documents and the sketch); ``metrics``, if
-    given, is filled when the result is computed. The grouped documents are persisted; the caller clears the cache once the
+    ``frequency_mb`` bounds the sketch that orders the prefixes (:func:`hash_frequencies`: a
+    Spark job runs here, when the plan is built), sized for k hashes of each of the ``sketched``
+    documents (counted here if None); ``metrics``, if given, is filled when the result is
+    computed. The grouped documents are persisted; the caller clears the cache once the
     result is written.
     """
     # read three times, by the frequency count, the prefix join (representatives) and the
-    # expansion: persisted, and computed here with the stage's whole parallelism (the frequency
-    # count runs one task per core), the window over the documents runs once; its count sizes the
-    # frequency sketch (k hashes a document at most)
+    # expansion: persisted, the window over the documents runs once
     grouped = exact_groups(sketched_only(documents)).persist()
-    sketched = grouped.count()
+    if sketched is None:
+        sketched = grouped.count()
     reps = representatives(grouped)
     cap = max_posting or None
     scoring: dict[str, Any] = {

@@ -186,8 +186,8 @@ def shared_hashes(reps: DataFrame) -> DataFrame:
 
 
 def hash_frequencies(reps: DataFrame, *, k: int, sketch: FrequencySketch) -> FrequencySketch:
-    """(sketch) -> ``sketch`` (empty, of the size wanted) filled with how many sketches' bottom-k
-    parts hold each hash.
+    """(sketch) -> a frequency sketch of ``sketch``'s shape (an empty one, of the size wanted)
+    counting how many sketches' bottom-k parts hold each hash.
 
     One task per core (the session's default parallelism) counts the hashes of its sketches into a
     table of that size; the tables are summed block by block on the executors, a shuffle of

@@ -56,6 +56,7 @@ REPEATED_ID = "repeated_id"
 # the frequency sketch is summed in blocks, one group each: at least this many, of at most 1 MiB
 # (a group holds one block per counting task)
 FREQUENCY_BLOCKS = 64
+BROADCAST_GROUPS = 1_000_000  # groups of exact copies sent to every task at most (about 40 MB)
 
 
 def sketch_documents(
@@ -156,15 +157,33 @@ def sketched_only(documents: DataFrame) -> DataFrame:
     return documents.where(F.col(SKIP_REASON).isNull())
 
 
-def exact_groups(documents: DataFrame) -> DataFrame:
+def exact_groups(documents: DataFrame, copies: DataFrame | None = None) -> DataFrame:
     """Sketched documents -> the same rows plus group_rep and group_size.
 
     Documents with the same normalized text (same text hash and token count) form a group; its
-    representative is its smallest id.
+    representative is its smallest id. ``copies``: the groups of two or more, if already found
+    (:func:`copy_groups`), joined to the documents (mark it for broadcast when it is small, and
+    the documents stay where they are); else a window over the documents, which shuffles them.
     """
-    same_text = Window.partitionBy(TEXT_HASH, N_WORDS)
-    return documents.withColumn(GROUP, F.min(DOC_ID).over(same_text)).withColumn(
-        GROUP_SIZE, F.count(F.lit(1)).over(same_text)
+    if copies is None:
+        same_text = Window.partitionBy(TEXT_HASH, N_WORDS)
+        return documents.withColumn(GROUP, F.min(DOC_ID).over(same_text)).withColumn(
+            GROUP_SIZE, F.count(F.lit(1)).over(same_text)
+        )
+    return documents.join(copies, [TEXT_HASH, N_WORDS], "left").select(
+        *documents.columns,
+        F.coalesce(F.col(GROUP), F.col(DOC_ID)).alias(GROUP),
+        F.coalesce(F.col(GROUP_SIZE), F.lit(1).cast("long")).alias(GROUP_SIZE),
+    )
+
+
+def copy_groups(documents: DataFrame) -> DataFrame:
+    """Sketched documents -> (text_hash, n_words, group_rep, group_size) of each group of two or
+    more exact copies: an aggregate that reads three narrow columns, not the sketches."""
+    return (
+        documents.groupBy(TEXT_HASH, N_WORDS)
+        .agg(F.min(DOC_ID).alias(GROUP), F.count(F.lit(1)).alias(GROUP_SIZE))
+        .where(F.col(GROUP_SIZE) > 1)
     )
 
 
@@ -534,9 +553,16 @@ def near_duplicate_pairs(
     computed. The grouped documents are persisted; the caller clears the cache once the
     result is written.
     """
+    # the groups of copies are few (one row each): found by a narrow aggregate and broadcast to
+    # the documents where they are, rather than shuffling every sketch to a window (2.5 s of the
+    # pair stage at 1M documents); a corpus of more copies than BROADCAST_GROUPS groups is joined
+    # by shuffling instead
+    sketched_docs = sketched_only(documents)
+    copies = copy_groups(sketched_docs).persist()
+    many = copies.count() > BROADCAST_GROUPS
     # read three times, by the frequency count, the prefix join (representatives) and the
-    # expansion: persisted, the window over the documents runs once
-    grouped = exact_groups(sketched_only(documents)).persist()
+    # expansion: persisted, the join runs once
+    grouped = exact_groups(sketched_docs, copies if many else F.broadcast(copies)).persist()
     if sketched is None:
         sketched = grouped.count()
     reps = representatives(grouped)

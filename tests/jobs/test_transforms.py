@@ -37,6 +37,7 @@ from jobs.transforms import (
     HASH,
     REPEATED_ID,
     PairMetrics,
+    copy_groups,
     exact_groups,
     expand_groups,
     hash_frequencies,
@@ -92,7 +93,8 @@ def test_skip_repeated_ids_equals_flagging_the_rows_before_sketching(spark: Spar
     assert skipped == sum(n for d, n in counts.items() if d is not None and n > 1) == 9
 
 
-def test_exact_groups_are_same_text_hash_and_word_count(spark: SparkSession) -> None:
+@pytest.mark.parametrize("how", ["window", "broadcast copies", "joined copies"])
+def test_exact_groups_are_same_text_hash_and_word_count(spark: SparkSession, how: str) -> None:
     docs = documents(
         spark,
         [
@@ -103,13 +105,19 @@ def test_exact_groups_are_same_text_hash_and_word_count(spark: SparkSession) -> 
             ("e", 2, 1, [7], 200),
         ],
     )
-    got = docs.transform(exact_groups).select(DOC_ID, GROUP, GROUP_SIZE)
+    copies = None if how == "window" else copy_groups(docs)
+    if how == "broadcast copies":
+        copies = F.broadcast(copies)
+    grouped = exact_groups(docs, copies)
+    assert grouped.columns == exact_groups(docs).columns
+    assert grouped.schema == exact_groups(docs).schema
+    got = grouped.select(DOC_ID, GROUP, GROUP_SIZE)
     expected = spark.createDataFrame(
         [("a", "a", 3), ("b", "a", 3), ("c", "a", 3), ("d", "d", 1), ("e", "e", 1)],
         f"{DOC_ID} string, {GROUP} string, {GROUP_SIZE} long",
     )
     assertDataFrameEqual(got, expected, checkRowOrder=False)
-    reps = docs.transform(exact_groups).transform(representatives).select(DOC_ID)
+    reps = grouped.transform(representatives).select(DOC_ID)
     assertDataFrameEqual(reps, spark.createDataFrame([("a",), ("d",), ("e",)], f"{DOC_ID} string"))
 
 

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import sys
 
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
-from bench.run import Run, measure, parse_args, table
+from bench.run import Run, measure, parse_args, table, verified_pairs
 from bench.truth import Quality
 
 
@@ -40,3 +42,31 @@ def test_table_compares_with_the_floor_and_bounds_a_peer_that_timed_out() -> Non
     assert pipeline[2:7] == ["30.0", "3.0", "< 0.05", "2.00", "1.67"]
     assert pipeline[7:] == ["10", "1.000", "0.900", "0.800", "1.000"]
     assert "> 600" in rows[2] and rows[3].count("–") == 10
+
+
+def test_verified_pairs_are_the_copies_and_the_candidates_at_the_cut(tmp_path) -> None:
+    pq.write_table(
+        pa.table(
+            {
+                "doc_a": [1, 1, 2, 5],
+                "doc_b": [2, 3, 4, 6],
+                "exact_duplicate": [True, False, False, False],
+            }
+        ),
+        tmp_path / "pairs.parquet",
+    )
+    # as dedup writes them: every candidate but the copies, with its exact Jaccard (null: no
+    # words), the ids declared not null
+    verified = pa.schema(
+        [
+            pa.field("doc_a", pa.int64(), nullable=False),
+            pa.field("doc_b", pa.int64(), nullable=False),
+            pa.field("exact_jaccard", pa.float64()),
+        ]
+    )
+    pq.write_table(
+        pa.table([[1, 2, 5], [3, 4, 6], [0.5, 0.49, None]], schema=verified),
+        tmp_path / "verified.parquet",
+    )
+    kept = verified_pairs(tmp_path / "pairs.parquet", tmp_path / "verified.parquet", cut=0.5)
+    assert sorted((r["doc_a"], r["doc_b"]) for r in kept.to_pylist()) == [(1, 2), (1, 3)]

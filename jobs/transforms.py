@@ -14,7 +14,7 @@ import pyarrow.compute as pc
 from pyspark.sql import Column, DataFrame, Observation, Window
 from pyspark.sql import functions as F
 from pyspark.sql.pandas.types import from_arrow_schema, to_arrow_type
-from pyspark.sql.types import LongType, StructField, StructType
+from pyspark.sql.types import BinaryType, LongType, StructField, StructType
 
 from jobs.schemas import (
     A_IN_B,
@@ -246,7 +246,7 @@ def prefix_rows(
     reps: DataFrame, *, threshold: float, k: int, frequencies: FrequencySketch
 ) -> DataFrame:
     """(doc_id, sketch, ...) -> (hash, doc_id, sketch, ...): the part of each sketch's prefix that
-    can meet another, with the document's columns.
+    can meet another, with the document's columns (the sketch packed as binary).
 
     Prefix filtering (Bayardo et al. 2007) is lossless: a pair whose estimate reaches the threshold
     shares at least t = ceil(threshold * n) of the n hashes of either sketch's bottom-k part, so
@@ -262,7 +262,13 @@ def prefix_rows(
     """
     shared = reps.sparkSession.sparkContext.broadcast(frequencies.to_bytes())
     width, depth = frequencies.width, frequencies.depth
-    schema = StructType([StructField(HASH, LongType(), False), *reps.schema.fields])
+    # the sketch packed into one binary value (shingling.postings.pack): Spark copies it whole
+    # where an array costs a write per element at each Arrow conversion
+    fields = [
+        StructField(f.name, BinaryType(), f.nullable) if f.name == SKETCH else f
+        for f in reps.schema.fields
+    ]
+    schema = StructType([StructField(HASH, LongType(), False), *fields])
 
     def select(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         table = FrequencySketch.from_bytes(shared.value, width, depth)

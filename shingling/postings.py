@@ -3,7 +3,9 @@
 The Spark job sends the prefix rows (hash, doc_id, n_shingles, sketch) to the executors grouped by
 hash and sorted within each partition, and :func:`score_sorted_batches` turns each run of rows with
 one hash (a posting) into scored pairs with the compiled loop
-:func:`shingling.kernels.score_postings`. A Spark self-join did this before: it materialized
+:func:`shingling.kernels.score_postings`. A prefix row's sketch is packed into one binary value
+(:func:`pack`, the int64 hashes little-endian): Spark moves and copies a binary value whole, where
+an array of longs costs it a write per element at every conversion between Arrow and its rows. A Spark self-join did this before: it materialized
 every candidate pair with both sketches (29 million at 1M documents of the benchmark corpus) and
 tested each with interpreted array functions; here a candidate costs a merge of two short sorted
 arrays and is never a row unless it passes.
@@ -58,20 +60,52 @@ def prefix_rows(
 ) -> pa.RecordBatch:
     """Documents (doc_id, sketch, ...) -> their prefix rows: (hash, doc_id, sketch, ...), one per
     hash of each sketch's join prefix (:meth:`FrequencySketch.select_prefixes`), carrying the
-    document's columns. A document whose prefix is empty has no row.
+    document's columns, the sketch packed (:func:`pack`). A document whose prefix is empty has no
+    row.
 
     >>> f = FrequencySketch(width=256)
     >>> docs = pa.record_batch({"doc_id": ["a", "b", "c"], "sketch": [[1, 2], [1, 2], [3, 4]]})
     >>> for d in docs.column("sketch").to_pylist(): f.add(np.array(d))
-    >>> prefix_rows(docs, f, k=20, threshold=0.6).to_pydict()
-    {'hash': [1, 1], 'doc_id': ['a', 'b'], 'sketch': [[1, 2], [1, 2]]}
+    >>> rows = prefix_rows(docs, f, k=20, threshold=0.6)
+    >>> rows.select(["hash", "doc_id"]).to_pydict()
+    {'hash': [1, 1], 'doc_id': ['a', 'b']}
+    >>> sketch_arrays(rows.column("sketch"))
+    (array([0, 2, 4]), array([1, 2, 1, 2]))
     """
     offsets, values = sketch_arrays(batch.column(SKETCH))
     rows, hashes = frequencies.select_prefixes(offsets, values, k=k, threshold=threshold)
     taken = batch.take(pa.array(rows))
+    columns = [
+        pack(c) if name == SKETCH else c
+        for name, c in zip(batch.schema.names, taken.columns, strict=True)
+    ]
     return pa.RecordBatch.from_arrays(
-        [pa.array(hashes, type=pa.int64()), *taken.columns],
+        [pa.array(hashes, type=pa.int64()), *columns],
         names=[HASH, *batch.schema.names],
+    )
+
+
+def pack(sketches: pa.Array | pa.ChunkedArray) -> pa.Array:
+    """A list<int64> column -> one binary value per row: its hashes as little-endian int64 bytes
+    (:func:`sketch_arrays` reads either form). Large binary (64-bit offsets) when the bytes
+    exceed what 32-bit offsets address.
+
+    >>> pack(pa.array([[1, 2], [], None], pa.list_(pa.int64()))).to_pylist()[1:]
+    [b'', None]
+    """
+    lists = single(sketches)
+    offsets, values = sketch_arrays(lists)
+    data = pa.py_buffer(values.astype("<i8", copy=False).tobytes())
+    nbytes = offsets * 8
+    kind, width = (pa.binary(), np.int32) if nbytes[-1] < 2**31 else (pa.large_binary(), np.int64)
+    validity = None
+    if lists.null_count:
+        validity = pc.is_valid(lists).buffers()[1]
+    return pa.Array.from_buffers(
+        kind,
+        len(lists),
+        [validity, pa.py_buffer(nbytes.astype(width)), data],
+        null_count=lists.null_count,
     )
 
 
@@ -175,9 +209,23 @@ def int64s(column: pa.Array | pa.ChunkedArray) -> np.ndarray:
 
 
 def sketch_arrays(column: pa.Array | pa.ChunkedArray) -> tuple[np.ndarray, np.ndarray]:
-    """A list<int64> column -> (offsets from 0, values): row i is ``values[offsets[i]:offsets[i + 1]]``,
-    the layout the compiled loops read."""
-    lists = single(column).cast(pa.large_list(pa.int64()))
+    """A list<int64> column, or one packed by :func:`pack` -> (offsets from 0, values): row i is
+    ``values[offsets[i]:offsets[i + 1]]``, the layout the compiled loops read."""
+    array = single(column)
+    if pa.types.is_binary(array.type) or pa.types.is_large_binary(array.type):
+        if not len(array):
+            return np.zeros(1, dtype=np.int64), np.empty(0, dtype=np.int64)
+        width = np.int32 if pa.types.is_binary(array.type) else np.int64
+        _, ends_buffer, data = array.buffers()
+        ends = np.frombuffer(ends_buffer, dtype=width)[
+            array.offset : array.offset + len(array) + 1
+        ].astype(np.int64)
+        raw = np.frombuffer(data, dtype=np.uint8) if data is not None else np.empty(0, np.uint8)
+        values = raw[ends[0] : ends[-1]].view("<i8").astype(np.int64, copy=False)
+        if not values.flags.aligned:  # Arrow aligns its buffers; a foreign one may not be
+            values = values.copy()
+        return (ends - ends[0]) // 8, values
+    lists = array.cast(pa.large_list(pa.int64()))
     offsets = np.frombuffer(lists.buffers()[1], dtype=np.int64)[
         lists.offset : lists.offset + len(lists) + 1
     ]

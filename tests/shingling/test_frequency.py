@@ -113,13 +113,16 @@ def test_prefixes_are_those_the_docstring_defines(width: int, threshold: float) 
     docs = pa.record_batch(
         {"doc_id": list(range(len(sketches))), "sketch": [list(s.hashes) for s in sketches]}
     )
-    rows = prefix_rows(docs, table, k=K, threshold=threshold).to_pydict()
+    batch = prefix_rows(docs, table, k=K, threshold=threshold)
+    rows = batch.to_pydict()
     got: dict[int, list[int]] = {}
     for doc, h in zip(rows["doc_id"], rows["hash"], strict=True):
         got.setdefault(doc, []).append(h)
     expected = {i: reference_prefix(s, table, threshold) for i, s in enumerate(sketches)}
     assert got == {i: p for i, p in expected.items() if p}
-    assert rows["sketch"] == [list(sketches[i].hashes) for i in rows["doc_id"]]
+    offsets, values = sketch_arrays(batch.column("sketch"))  # packed: each row's whole sketch
+    carried = [values[offsets[i] : offsets[i + 1]].tolist() for i in range(batch.num_rows)]
+    assert carried == [list(sketches[i].hashes) for i in rows["doc_id"]]
 
 
 @pytest.mark.parametrize("width", [2, 70, 1 << 20])

@@ -14,7 +14,7 @@ from testdata import licence_words, light_edits, sample_corpus
 
 from shingling.estimators import containment, jaccard, matches
 from shingling.normalize import words
-from shingling.postings import score_sorted_batches, score_table
+from shingling.postings import pack, score_sorted_batches, score_table, sketch_arrays
 from shingling.sketch import Sketch, sketch
 
 K = 20
@@ -83,7 +83,10 @@ def test_every_pair_of_every_posting_is_scored_as_the_estimators_score_it(sample
         assert row["doc_a"] < row["doc_b"]
         assert row["matches"] == matches(a, b)
         assert row["jaccard"] == jaccard(a, b)
-        assert (row["containment_a"], row["containment_b"]) == (containment(a, b), containment(b, a))
+        assert (row["containment_a"], row["containment_b"]) == (
+            containment(a, b),
+            containment(b, a),
+        )
         assert (row["shingles_a"], row["shingles_b"]) == (a.n_shingles, b.n_shingles)
         assert row["relation"] == relation(a, b, 0.6, 0.5)
         assert row["star"] is False
@@ -148,3 +151,32 @@ def test_postings_split_across_batches_give_the_same_pairs(cuts: list[int]) -> N
     ]
     key = lambda r: (r["doc_a"], r["doc_b"], r["matches"])  # noqa: E731
     assert sorted(streamed, key=key) == sorted(whole, key=key)
+
+
+int64s = st.integers(-(2**63), 2**63 - 1)
+
+
+@given(
+    st.lists(st.one_of(st.none(), st.lists(int64s, max_size=30)), max_size=40),
+    st.integers(0, 40),
+    st.integers(0, 40),
+)
+def test_packed_sketches_read_back_as_the_lists(
+    sketches: list[list[int] | None], start: int, length: int
+) -> None:
+    lists = pa.array(sketches, pa.list_(pa.int64())).slice(start, length)
+    packed = pack(lists)
+    assert packed.type == pa.binary() and len(packed) == len(lists)
+    assert packed.is_null().to_pylist() == lists.is_null().to_pylist()
+    for column in (packed, packed.slice(min(1, len(packed)))):
+        offsets, values = sketch_arrays(column)
+        got = [values[offsets[i] : offsets[i + 1]].tolist() for i in range(len(column))]
+        wanted = [s or [] for s in lists.slice(len(lists) - len(column)).to_pylist()]
+        assert got == wanted
+
+
+def test_scores_of_packed_rows_equal_those_of_lists() -> None:
+    rows = posting_rows(sketches())
+    packed = rows.set_column(3, "sketch", pack(rows.column("sketch")))
+    scoring = {"k": K, "threshold": 0.3, "containment_threshold": 0.0}
+    assert score_table(packed, **scoring).equals(score_table(rows, **scoring))

@@ -8,6 +8,7 @@ CORPUS ?= data/sample/corpus.parquet
 OUT ?= out/sample
 DEDUP_OUT ?= out/dedup
 ARGS ?=
+SCALING_DOCS := 10000,100000,1000000
 # spark-submit finds Spark and the Python to run through these
 export PATH := $(CURDIR)/$(BIN):$(PATH)
 export PYSPARK_PYTHON := $(CURDIR)/$(BIN)/python
@@ -15,7 +16,7 @@ export PYSPARK_DRIVER_PYTHON := $(CURDIR)/$(BIN)/python
 SPARK_SUBMIT := $(BIN)/spark-submit --properties-file conf/spark-local.conf --py-files dist/shingling.zip
 
 .DEFAULT_GOAL := help
-.PHONY: help setup dist run dedup test test-cluster lint bench bench-nightly bench-containment bench-query clean
+.PHONY: help setup dist run dedup test test-cluster lint bench bench-scaling bench-nightly bench-containment bench-query clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*## "} {printf "  make %-14s %s\n", $$1, $$2}'
@@ -55,6 +56,9 @@ lint: $(STAMP) ## ruff and mypy
 
 bench: dist ## benchmark against MinHashLSH and the scan floor (DOCS=10000 by default)
 	$(BIN)/python -m bench.run --docs $(or $(DOCS),10000) $(ARGS)
+
+bench-scaling: dist ## scan floor and pipeline at growing sizes: time per document (DOCS=10000,100000,1000000)
+	$(BIN)/python -m bench.scaling --docs $(or $(DOCS),$(SCALING_DOCS)) $(ARGS)
 
 bench-nightly: dist ## a nightly 1% batch against an index vs a full run, side by side (DOCS=100000)
 	$(BIN)/python -m bench.nightly_bench --docs $(or $(DOCS),100000) $(ARGS)

@@ -612,8 +612,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     return args
 
 
-def main(argv: list[str] | None = None) -> int:
-    args = parse_args(argv)
+def zip_is_current() -> bool:
+    """Whether dist/shingling.zip exists and is newer than every source file; if not, says so."""
     sources = [*REPO.glob("shingling/**/*.py"), *REPO.glob("jobs/**/*.py")]
     if not ZIP.exists() or ZIP.stat().st_mtime < max(p.stat().st_mtime for p in sources):
         # spark-submit ships the zip to the workers: a stale one runs other code than jobs/
@@ -622,6 +622,13 @@ def main(argv: list[str] | None = None) -> int:
             "run `make dist` (make bench does)",
             file=sys.stderr,
         )
+        return False
+    return True
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    if not zip_is_current():
         return 2
     return skew_compare(args) if args.skew_compare else bench(args)
 

@@ -1,0 +1,121 @@
+"""Does the cost grow linearly? The scan floor and the pipeline over corpora of growing size.
+
+    python -m bench.scaling --docs 10000,100000,1000000 [--no-skew] [--driver-memory 6g]
+
+One invocation: for each size, the benchmark corpus of that size (bench/corpus.py, same seed, same
+proportions of families, copies and boilerplate), the scan floor and the pipeline with default
+settings, each a whole spark-submit process (bench/run.py's runners, after its untimed warm-up).
+The table gives the time per document, whole process and in the job (the pipeline's own stage
+times, without JVM start-up), and the pairs written: per document, the time should stay flat apart
+from the output's size and the fixed start-up cost that dominates small corpora. Written to
+``bench/results/scaling-<time>.md`` and ``.json``. Quality is the main bench's (bench/run.py).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from dataclasses import asdict
+from datetime import UTC, datetime
+
+from bench.corpus import WORK, CorpusSpec, build
+from bench.run import (
+    REPO,
+    Run,
+    _f,
+    machine,
+    machine_line,
+    run_one,
+    warm_up,
+    write_results,
+    zip_is_current,
+)
+
+
+def per_document(seconds: float | None, docs: int) -> str:
+    """Microseconds per document."""
+    return "–" if seconds is None else f"{seconds / docs * 1e6:.0f}"
+
+
+def scaling_table(rows: list[tuple[int, float, Run, Run]]) -> str:
+    """One line per corpus size: the floor, the pipeline, and both per document."""
+    lines = [
+        "| documents | MB of text | scan floor s | shingling s | × scan floor | in-job s "
+        "| µs/doc whole | µs/doc in job | scan µs/doc | pairs written |",
+        "|" + "---|" * 10,
+    ]
+    for docs, mb, scan, pipe in rows:
+        stages = pipe.detail.get("stage_seconds") or {}
+        in_job = stages.get("total")
+        ok = pipe.status == "ok" and scan.status == "ok"
+        ratio = _f(pipe.wall / scan.wall, 2) if ok and pipe.wall and scan.wall else "–"
+        written = (pipe.detail.get("pairs") or {}).get("written", "–")
+        lines.append(
+            f"| {docs:,} | {mb:.0f} | {_f(scan.wall, 1)} | {_f(pipe.wall, 1)} | {ratio} "
+            f"| {_f(in_job, 1)} | {per_document(pipe.wall, docs)} | {per_document(in_job, docs)} "
+            f"| {per_document(scan.wall, docs)} | {written} |"
+        )
+    return "\n".join(lines)
+
+
+def scaling(args: argparse.Namespace) -> int:
+    before = machine()
+    warm_up(args)
+    rows = []
+    for docs in args.docs:
+        corpus = build(CorpusSpec(docs=docs, seed=args.seed, skew=args.skew))
+        out = WORK / "runs" / corpus.path.parent.name
+        scan = run_one("scan", corpus, out, args)
+        pipe = run_one("pipeline", corpus, out, args)
+        rows.append((docs, corpus.text_bytes / 1e6, scan, pipe))
+    m = machine()
+    kind = "skewed" if args.skew else "clean"
+    markdown = "\n\n".join(
+        [
+            f"## Scaling: {', '.join(f'{d:,}' for d in args.docs)} documents ({kind}), "
+            f"{datetime.now(UTC):%Y-%m-%d %H:%M} UTC",
+            scaling_table(rows),
+            machine_line(before, m),
+        ]
+    )
+    print("\n" + markdown)
+    data = {
+        "sizes": [
+            {"docs": d, "text_mb": mb, "scan": asdict(s), "pipeline": asdict(p)}
+            for d, mb, s, p in rows
+        ],
+        "machine_before": before,
+        "machine_after": m,
+        "argv": sys.argv[1:],
+    }
+    path = write_results("scaling", markdown, data)
+    print(f"\n[bench] written {path.relative_to(REPO)} and .json")
+    return 0 if all(s.status == p.status == "ok" for _, _, s, p in rows) else 1
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="bench.scaling", description=__doc__.split("\n\n")[0])
+    parser.add_argument(
+        "--docs",
+        default="10000,100000,1000000",
+        help="comma-separated corpus sizes (default 10000,100000,1000000)",
+    )
+    parser.add_argument("--seed", type=int, default=42, help="corpus seed (default 42)")
+    parser.add_argument("--skew", action=argparse.BooleanOptionalAction, default=True)
+    parser.add_argument("--timeout", type=float, default=1800, help="seconds per runner")
+    parser.add_argument("--driver-memory", help="spark-submit --driver-memory for every runner")
+    args = parser.parse_args(argv)
+    args.docs = [int(d) for d in args.docs.split(",") if d.strip()]
+    args.set = []  # run_one's pipeline settings: the defaults
+    return args
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    if not zip_is_current():
+        return 2
+    return scaling(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -6,8 +6,9 @@ One invocation: for each size, the benchmark corpus of that size (bench/corpus.p
 proportions of families, copies and boilerplate), the scan floor and the pipeline with default
 settings, each a whole spark-submit process (bench/run.py's runners, after its untimed warm-up).
 The table gives the time per document, whole process and in the job (the pipeline's own stage
-times, without JVM start-up), and the pairs written: per document, the time should stay flat apart
-from the output's size and the fixed start-up cost that dominates small corpora. Written to
+times, without JVM start-up), the in-job time per document added since the previous size (where
+fixed costs cancel out: linear cost keeps it flat, a quadratic join makes it grow with the size),
+and the pairs written. Written to
 ``bench/results/scaling-<time>.md`` and ``.json``. Quality is the main bench's (bench/run.py).
 """
 
@@ -41,19 +42,25 @@ def scaling_table(rows: list[tuple[int, float, Run, Run]]) -> str:
     """One line per corpus size: the floor, the pipeline, and both per document."""
     lines = [
         "| documents | MB of text | scan floor s | shingling s | × scan floor | in-job s "
-        "| µs/doc whole | µs/doc in job | scan µs/doc | pairs written |",
-        "|" + "---|" * 10,
+        "| µs/doc whole | µs/doc in job | µs/doc added | scan µs/doc | pairs written |",
+        "|" + "---|" * 11,
     ]
+    previous: tuple[int, float] | None = None
     for docs, mb, scan, pipe in rows:
         stages = pipe.detail.get("stage_seconds") or {}
         in_job = stages.get("total")
         ok = pipe.status == "ok" and scan.status == "ok"
         ratio = _f(pipe.wall / scan.wall, 2) if ok and pipe.wall and scan.wall else "–"
         written = (pipe.detail.get("pairs") or {}).get("written", "–")
+        # the cost of the documents this size adds to the previous one: fixed costs cancel out
+        added = "–"
+        if previous is not None and in_job is not None and docs > previous[0]:
+            added = per_document(in_job - previous[1], docs - previous[0])
+        previous = (docs, in_job) if in_job is not None else None
         lines.append(
             f"| {docs:,} | {mb:.0f} | {_f(scan.wall, 1)} | {_f(pipe.wall, 1)} | {ratio} "
             f"| {_f(in_job, 1)} | {per_document(pipe.wall, docs)} | {per_document(in_job, docs)} "
-            f"| {per_document(scan.wall, docs)} | {written} |"
+            f"| {added} | {per_document(scan.wall, docs)} | {written} |"
         )
     return "\n".join(lines)
 

@@ -1,4 +1,5 @@
-"""Faults on a real cluster: a node lost in the pair stage, a job killed while it writes."""
+"""The job on a real cluster: it writes what local mode writes, on both workers, and survives faults:
+a node lost in the pair stage, a job killed while it writes."""
 
 from __future__ import annotations
 
@@ -40,7 +41,7 @@ def _active_stages(ui_port: int) -> list[dict]:
         return []  # the UI is not up yet
 
 
-def test_job_killed_while_writing_keeps_previous_output(
+def test_job_killed_while_writing_keeps_previous_output_and_a_rerun_equals_local_mode(
     cluster, local_reference: Path, tmp_path: Path
 ) -> None:
     cluster.ensure_workers(2)
@@ -64,9 +65,16 @@ def test_job_killed_while_writing_keeps_previous_output(
     assert tree_digest(out) == before, "the previous output changed"
     assert not list(tmp_path.glob("out.old-*")), "the previous output was moved aside"
 
+    # the re-run, undisturbed: the work goes to the cluster (one new application, an executor on
+    # each worker) and the output is local mode's
+    before_apps = cluster.app_ids()
     rerun = cluster.submit(out, "--overwrite")
     assert rerun.wait() == 0, f"the re-run failed:\n{rerun.logs()[-4000:]}"
+    (app_id,) = cluster.app_ids() - before_apps
+    workers = {d.parent.parent.name for d in cluster.executor_dirs(app_id)}
+    assert workers == {"worker1-work", "worker2-work"}, f"executors of {app_id} ran in {workers}"
     assert_same_output(out, local_reference)
+    assert rerun.summary()["status"] == "succeeded"
 
 
 def test_worker_lost_in_pair_stage_same_output(

@@ -5,10 +5,11 @@ hash and sorted within each partition, and :func:`score_sorted_batches` turns ea
 one hash (a posting) into scored pairs with the compiled loop
 :func:`shingling.kernels.score_postings`. A prefix row's sketch is packed into one binary value
 (:func:`pack`, the int64 hashes little-endian): Spark moves and copies a binary value whole, where
-an array of longs costs it a write per element at every conversion between Arrow and its rows. A Spark self-join did this before: it materialized
-every candidate pair with both sketches (29 million at 1M documents of the benchmark corpus) and
-tested each with interpreted array functions; here a candidate costs a merge of two short sorted
-arrays and is never a row unless it passes.
+an array of longs costs it a write per element at every conversion between Arrow and its rows.
+
+A Spark self-join did this before: it materialized every candidate pair with both sketches (29
+million at 1M documents of the benchmark corpus) and tested each with interpreted array functions;
+here a candidate costs a merge of two short sorted arrays and is never a row unless it passes.
 
 The scores are those of :mod:`shingling.estimators` (matches, the bottom-k Jaccard estimate,
 containment both ways), which the tests check pair by pair.

@@ -132,6 +132,22 @@ def spark_submit(script: str, args: list[str], driver_memory: str | None, peer: 
     return [*cmd, script, *args]
 
 
+def pipeline_cmd(
+    corpus: Path, output: Path, settings: list[str], driver_memory: str | None
+) -> list[str]:
+    """spark-submit of jobs/near_duplicates.py over ``corpus`` into ``output`` (replaced), with
+    ``settings`` (section.key=value) over the defaults."""
+    return spark_submit(
+        "jobs/near_duplicates.py",
+        [
+            *("--input", str(corpus), "--output", str(output), "--overwrite"),
+            *(f"--set={setting}" for setting in settings),
+        ],
+        driver_memory,
+        False,
+    )
+
+
 def last_json(log: Path) -> dict:
     """The last line of a log that is a JSON object (what a peer prints when done)."""
     for line in reversed(log.read_text(errors="replace").splitlines()):
@@ -155,15 +171,7 @@ def run_one(name: str, corpus: Corpus, out: Path, args: argparse.Namespace) -> R
         pairs = None
     elif name == "pipeline":
         target = out / "pipeline"
-        cmd = spark_submit(
-            "jobs/near_duplicates.py",
-            [
-                *("--input", str(corpus.path), "--output", str(target), "--overwrite"),
-                *(f"--set={setting}" for setting in args.set),
-            ],
-            args.driver_memory,
-            False,
-        )
+        cmd = pipeline_cmd(corpus.path, target, args.set, args.driver_memory)
         pairs = target / "pairs"
     elif name == "verified":
         return run_verified(corpus, out, args)
@@ -215,19 +223,10 @@ def run_verified(corpus: Corpus, out: Path, args: argparse.Namespace) -> Run:
     processes, timed as one (their walls summed, the larger peak). Its pairs are the run's exact
     copies and the candidates whose exact Jaccard reaches :data:`VERIFIED_CUT`, as dedup links them.
     """
-    log = out / "verified.log"
     run_dir, dedup_dir = out / "verified-run", out / "verified-dedup"
     settings = [*args.set, f"pairs.threshold={VERIFIED_CANDIDATES}"]
     steps = [
-        spark_submit(
-            "jobs/near_duplicates.py",
-            [
-                *("--input", str(corpus.path), "--output", str(run_dir), "--overwrite"),
-                *(f"--set={setting}" for setting in settings),
-            ],
-            args.driver_memory,
-            False,
-        ),
+        pipeline_cmd(corpus.path, run_dir, settings, args.driver_memory),
         spark_submit(
             "jobs/dedup.py",
             [
@@ -244,7 +243,8 @@ def run_verified(corpus: Corpus, out: Path, args: argparse.Namespace) -> Run:
     print(f"[bench] verified: running ({LABELS['verified']})", flush=True)
     wall, peak, status = 0.0, 0, "ok"
     for i, cmd in enumerate(steps):
-        status, seconds, used = measure(cmd, log.with_suffix(f".{i + 1}.log"), args.timeout - wall)
+        log = out / f"verified.{i + 1}.log"
+        status, seconds, used = measure(cmd, log, args.timeout - wall)
         wall, peak = wall + seconds, max(peak, used)
         if status != "ok":
             break
@@ -263,7 +263,10 @@ def run_verified(corpus: Corpus, out: Path, args: argparse.Namespace) -> Run:
             "verify": dedup.get("verify"),
         }
     else:
-        run.detail = {"log": str(log.relative_to(REPO))}
+        run.detail = {  # the log of the step that failed
+            "log": str(log.relative_to(REPO)),
+            "tail": log.read_text(errors="replace")[-1500:],
+        }
     print(f"[bench] verified: {status} in {wall:.1f} s, peak {peak / 2**30:.2f} GiB", flush=True)
     return run
 
@@ -440,12 +443,7 @@ def warm_up(args: argparse.Namespace) -> None:
     them (about 10 s of its sketch stage, measured): a one-time cost, not the pipeline's."""
     print("[bench] warm-up: the pipeline on the bundled sample (compiles numba's loops once)")
     out = WORK / "warm-up"
-    cmd = spark_submit(
-        "jobs/near_duplicates.py",
-        ["--input", str(SAMPLE), "--output", str(out), "--overwrite"],
-        args.driver_memory,
-        False,
-    )
+    cmd = pipeline_cmd(SAMPLE, out, [], args.driver_memory)
     out.parent.mkdir(parents=True, exist_ok=True)
     status, wall, _ = measure(cmd, out.with_suffix(".log"), args.timeout)
     print(f"[bench] warm-up: {status} in {wall:.1f} s", flush=True)

@@ -143,7 +143,8 @@ def test_index_built_from_a_full_run_continues_nightly(spark, corpus, tmp_path):
 
 def test_document_arriving_again_replaces_its_sketch(spark, corpus, tmp_path):
     # night 1: 400 documents; night 2: 60 of them again, each with the text of another document
-    # (so they move between groups of near copies), and the other 269 documents
+    # (so they move between groups of near copies), and the other 269 documents; night 3 (below)
+    # brings the old texts of replaced documents, which the index's files still hold
     ids = corpus["doc_id"].to_pylist()
     texts = corpus["text"].to_pylist()
     rng = np.random.default_rng(3)
@@ -185,6 +186,27 @@ def test_document_arriving_again_replaces_its_sketch(spark, corpus, tmp_path):
     reader = open_index(str(tmp_path / "index"))
     row = reader.documents([replaced[0]]).to_pylist()
     assert len(row) == 1 and row[0]["added"] == "2026-12-02"
+
+    # night 3: new documents with the old texts of 20 replaced ones, which the index's files still
+    # hold: they must pair with the live documents only
+    third = pa.table({
+        "doc_id": [f"night-3-{n}" for n in range(20)],
+        "text": [texts[i] for i in again[:20]],
+    })  # fmt: skip
+    pq.write_table(third, tmp_path / "b3.parquet")
+    run_night(spark, tmp_path, str(tmp_path / "b3.parquet"), "2026-12-03")
+    live = spark.read.parquet(str(tmp_path / "index" / "segments" / "*" / "documents")).join(
+        spark.read.parquet(str(tmp_path / "index" / "segments" / "*" / "superseded")),
+        ["doc_id", "segment"],
+        "left_anti",
+    )
+    everything = pa.concat_tables([final, third])
+    night3 = pair_table(spark, tmp_path).where(F.col("run_date") == F.lit("2026-12-03"))
+    assert night3.count() > 0
+    assertDataFrameEqual(
+        current_pairs(pair_table(spark, tmp_path), live).drop("run_date"),
+        full_pairs(spark, everything),
+    )
 
 
 def test_repeated_ids_in_a_batch_are_skipped_and_the_rest_is_processed(spark, corpus, tmp_path):

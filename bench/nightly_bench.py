@@ -8,7 +8,9 @@ in the same invocation and on the same machine, it times as whole ``spark-submit
 start-up included):
 
 - the **full run**: jobs/near_duplicates.py over the whole corpus (index and batch);
-- the **nightly run**: jobs/nightly.py with the batch against the index.
+- the **nightly run**: jobs/nightly.py with the batch against the index;
+- the **nightly floor**: bench/peers/sketch_floor.py, which only reads the batch, sketches it and
+  writes the sketches (what any nightly run costs before it touches the index).
 
 Both find the same pairs involving the batch (tests/jobs/test_nightly.py checks that on real text);
 this measures what they cost. Results go to bench/work/nightly-<docs>/result.json and stdout.
@@ -44,7 +46,7 @@ def spark_submit(script: str, args: list[str], driver_memory: str, log: Path) ->
     cmd = [
         str(bin_dir / "spark-submit"), "--properties-file", "conf/spark-local.conf",
         "--driver-memory", driver_memory, "--conf", "spark.ui.showConsoleProgress=false",
-        str(REPO / "jobs" / script), *args,
+        str(REPO / script), *args,
     ]  # fmt: skip
     started = time.monotonic()
     with open(log, "w") as out:
@@ -96,7 +98,7 @@ def main(argv: list[str] | None = None) -> int:
 
     corpus = build(CorpusSpec(docs=args.docs))
     work = WORK / f"nightly-{args.docs}"
-    for name in ("full_index_part", "full", "index", "pairs"):
+    for name in ("full_index_part", "full", "index", "pairs", "floor"):
         shutil.rmtree(work / name, ignore_errors=True)
     work.mkdir(parents=True, exist_ok=True)
     index_part, batch, n_index, n_batch = split(corpus.path, args.batch_fraction, args.seed, work)
@@ -106,13 +108,13 @@ def main(argv: list[str] | None = None) -> int:
     # setup: index everything but the batch
     setup = {}
     setup["full_run_of_index_part"], code = spark_submit(
-        "near_duplicates.py",
+        "jobs/near_duplicates.py",
         ["--input", str(index_part), "--output", str(work / "full_index_part")],
         mem, work / "setup-full.log",
     )  # fmt: skip
     assert code == 0, (work / "setup-full.log").read_text()[-3000:]
     setup["build_index"], code = spark_submit(
-        "build_index.py", ["--run", str(work / "full_index_part"), "--index", str(work / "index"),
+        "jobs/build_index.py", ["--run", str(work / "full_index_part"), "--index", str(work / "index"),
                            "--run-date", "2026-11-30", "--output", str(work / "pairs")],
         mem, work / "setup-build.log",
     )  # fmt: skip
@@ -120,17 +122,23 @@ def main(argv: list[str] | None = None) -> int:
 
     # side by side: the full run over everything, then the night's run
     full_seconds, code = spark_submit(
-        "near_duplicates.py", ["--input", str(corpus.path), "--output", str(work / "full")],
+        "jobs/near_duplicates.py", ["--input", str(corpus.path), "--output", str(work / "full")],
         mem, work / "full.log",
     )  # fmt: skip
     assert code == 0, (work / "full.log").read_text()[-3000:]
     nightly_seconds, code = spark_submit(
-        "nightly.py",
+        "jobs/nightly.py",
         ["--batch", str(batch), "--index", str(work / "index"), "--output", str(work / "pairs"),
                        "--run-date", "2026-12-01"],
         mem, work / "nightly.log",
     )  # fmt: skip
     assert code == 0, (work / "nightly.log").read_text()[-3000:]
+    floor_seconds, code = spark_submit(
+        "bench/peers/sketch_floor.py",
+        ["--input", str(batch), "--output", str(work / "floor")],
+        mem, work / "floor.log",
+    )  # fmt: skip
+    assert code == 0, (work / "floor.log").read_text()[-3000:]
 
     result = {
         "docs": args.docs,
@@ -139,6 +147,8 @@ def main(argv: list[str] | None = None) -> int:
         "full_run_seconds": round(full_seconds, 1),
         "nightly_seconds": round(nightly_seconds, 1),
         "nightly_over_full": round(nightly_seconds / full_seconds, 3),
+        "floor_seconds": round(floor_seconds, 1),
+        "floor_over_full": round(floor_seconds / full_seconds, 3),
         "setup_seconds": {k: round(v, 1) for k, v in setup.items()},
         "nightly_summary": last_json(work / "nightly.log"),
         "full_summary_pairs": json.loads((work / "full" / "summary.json").read_text()).get("pairs"),

@@ -258,6 +258,7 @@ def spark_submit(tmp: Path, batch: str, date: str, hook: str) -> subprocess.Pope
         str(REPO / "jobs" / "nightly.py"),
         "--batch", batch, "--index", str(tmp / "index"), "--output", str(tmp / "pairs"),
         "--run-date", date,
+        "--set", "spark.spark.sql.shuffle.partitions=2",  # tiny batches: fewer tasks per stage
     ]  # fmt: skip
     log = open(tmp / f"submit-{hook.replace(':', '_').replace('=', '_')}.log", "w")  # noqa: SIM115
     return subprocess.Popen(

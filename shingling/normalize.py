@@ -51,7 +51,8 @@ def fold_array(texts: pa.Array | pa.ChunkedArray) -> pa.Array | pa.ChunkedArray:
 
 
 def _has_variation_selector(texts: pa.Array) -> np.ndarray:
-    """Per string, whether its UTF-8 holds a variation selector (EF B8 80-8F or F3 A0 84-87 ..)."""
+    """Per string, whether its UTF-8 holds a variation selector (EF B8 80-8F, or F3 A0 84 80 to
+    F3 A0 87 AF)."""
     arr = texts.cast(pa.large_string())
     offsets = np.frombuffer(arr.buffers()[1], dtype=np.int64)[
         arr.offset : arr.offset + len(arr) + 1
@@ -60,11 +61,19 @@ def _has_variation_selector(texts: pa.Array) -> np.ndarray:
     b = np.frombuffer(data, dtype=np.uint8) if data is not None else np.zeros(0, dtype=np.uint8)
     if len(b) < 3:
         return np.zeros(len(arr), dtype=bool)
-    first, second, third = b[:-2], b[1:-1], b[2:]
-    hits = np.flatnonzero(
+    # one pass over the bytes finds the few that can lead a selector (EF, F3 and the other lead
+    # bytes of 3- and 4-byte characters above them); only those are looked at further
+    lead = np.flatnonzero(b[:-2] >= 0xEF)
+    first, second, third = b[lead], b[lead + 1], b[lead + 2]
+    fourth = b[np.minimum(lead + 3, len(b) - 1)]
+    hits = lead[
         ((first == 0xEF) & (second == 0xB8) & (third >= 0x80) & (third <= 0x8F))
-        | ((first == 0xF3) & (second == 0xA0) & (third >= 0x84) & (third <= 0x87))
-    )
+        | (
+            (first == 0xF3)
+            & (second == 0xA0)
+            & (((third >= 0x84) & (third <= 0x86)) | ((third == 0x87) & (fourth <= 0xAF)))
+        )
+    ]
     hits = hits[(hits >= offsets[0]) & (hits < offsets[-1])]  # a sliced array's own bytes only
     marked = np.zeros(len(arr), dtype=bool)
     marked[np.searchsorted(offsets, hits, side="right") - 1] = True

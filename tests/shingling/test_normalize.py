@@ -9,7 +9,13 @@ import pyarrow as pa
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from shingling.normalize import normalize, normalize_array, words
+from shingling.normalize import (
+    _has_variation_selector,
+    fold_array,
+    normalize,
+    normalize_array,
+    words,
+)
 
 # every code point but surrogates, which a str may hold but UTF-8 (and so Arrow and Spark) cannot
 UNICODE_TEXT = st.text(alphabet=st.characters(exclude_categories=("Cs",)))
@@ -85,3 +91,40 @@ def test_batch_and_single_normalization_agree(texts: list[str]) -> None:
 @given(UNICODE_TEXT, UNICODE_TEXT)
 def test_punctuation_between_texts_only_separates_words(a: str, b: str) -> None:
     assert words(a + " ,.;! " + b) == words(a) + words(b)
+
+
+SELECTOR = re.compile("[\ufe00-\ufe0f\U000e0100-\U000e01ef]")
+# random text with selectors and their neighbours in UTF-8 (other 3-byte EF.. and 4-byte F0-F4..
+# characters) much more often than chance would give them
+NEAR_SELECTORS = st.lists(
+    st.one_of(
+        st.characters(exclude_categories=("Cs",)),
+        st.sampled_from(
+            [
+                "\ufe00",
+                "\ufe0f",
+                "\ufe10",
+                "\ufdff",
+                "\uff01",
+                "\U000e0100",
+                "\U000e01ef",
+                "\U000e01f0",
+                "\U000e00ff",
+                "\U0001f600",
+                "\u2764",
+            ]
+        ),  # fmt: skip
+    ),
+).map("".join)
+
+
+@settings(deadline=None)
+@given(
+    st.lists(st.one_of(st.none(), NEAR_SELECTORS), min_size=1, max_size=12),
+    st.integers(0, 5),
+)
+def test_variation_selectors_are_found_in_the_strings_that_hold_them(texts, start) -> None:
+    arr = pa.array(texts, type=pa.string()).slice(min(start, len(texts) - 1))
+    expected = [t is not None and SELECTOR.search(t) is not None for t in arr.to_pylist()]
+    assert _has_variation_selector(arr).tolist() == expected
+    assert all(t is None or SELECTOR.search(t) is None for t in fold_array(arr).to_pylist())

@@ -31,8 +31,8 @@ def main(argv: list[str] | None = None) -> int:
         batch = read_corpus(spark, args.input, id_column="doc_id", text_column="text")
         batch.transform(sketch_documents, width=4, k=20).write.mode("overwrite").parquet(
             args.output
-        )
-        print(json.dumps({"documents": spark.read.parquet(args.output).count()}))
+        )  # not even read back to count: a floor, below what a real run must do
+        print(json.dumps({"written": args.output}))
     finally:
         spark.stop()
     return 0

@@ -72,6 +72,14 @@ def run_night(
     )
 
 
+def live_rows(spark: SparkSession, tmp: Path) -> DataFrame:
+    """The index's documents rows that no later segment replaced, read by hand from its files."""
+    segments = tmp / "index" / "segments" / "*"
+    return spark.read.parquet(str(segments / "documents")).join(
+        spark.read.parquet(str(segments / "superseded")), ["doc_id", "segment"], "left_anti"
+    )
+
+
 def pair_table(spark: SparkSession, tmp: Path) -> DataFrame:
     return spark.read.parquet(str(tmp / "pairs"))
 
@@ -166,12 +174,7 @@ def test_document_arriving_again_replaces_its_sketch(spark, corpus, tmp_path):
     for i, d in zip(again, donors, strict=True):
         final_texts[i] = texts[d]
     final = pa.table({"doc_id": ids, "text": final_texts})
-    index_docs = spark.read.parquet(str(tmp_path / "index" / "segments" / "*" / "documents"))
-    live = index_docs.join(
-        spark.read.parquet(str(tmp_path / "index" / "segments" / "*" / "superseded")),
-        ["doc_id", "segment"],
-        "left_anti",
-    )
+    live = live_rows(spark, tmp_path)
     pairs = pair_table(spark, tmp_path)
     assertDataFrameEqual(current_pairs(pairs, live).drop("run_date"), full_pairs(spark, final))
     # the pairs made with an old version stay in night 1's partition, and only those are dropped
@@ -195,11 +198,7 @@ def test_document_arriving_again_replaces_its_sketch(spark, corpus, tmp_path):
     })  # fmt: skip
     pq.write_table(third, tmp_path / "b3.parquet")
     run_night(spark, tmp_path, str(tmp_path / "b3.parquet"), "2026-12-03")
-    live = spark.read.parquet(str(tmp_path / "index" / "segments" / "*" / "documents")).join(
-        spark.read.parquet(str(tmp_path / "index" / "segments" / "*" / "superseded")),
-        ["doc_id", "segment"],
-        "left_anti",
-    )
+    live = live_rows(spark, tmp_path)
     everything = pa.concat_tables([final, third])
     night3 = pair_table(spark, tmp_path).where(F.col("run_date") == F.lit("2026-12-03"))
     assert night3.count() > 0

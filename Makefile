@@ -16,7 +16,7 @@ export PYSPARK_DRIVER_PYTHON := $(CURDIR)/$(BIN)/python
 SPARK_SUBMIT := $(BIN)/spark-submit --properties-file conf/spark-local.conf --py-files dist/shingling.zip
 
 .DEFAULT_GOAL := help
-.PHONY: help setup dist run dedup test test-cluster lint bench bench-scaling bench-nightly bench-containment bench-query clean
+.PHONY: help setup dist run dedup test test-cluster lint bench bench-scaling bench-nightly bench-containment bench-query bench-quality clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*## "} {printf "  make %-14s %s\n", $$1, $$2}'
@@ -65,6 +65,9 @@ bench-nightly: dist ## a nightly 1% batch against an index vs a full run, side b
 
 bench-containment: dist ## containment mode on planted 1k-word excerpts of 20k-word documents
 	$(BIN)/python -m bench.containment $(ARGS)
+
+bench-quality: dist ## precision/recall/F1 of shingling and its peers on real text (ARGS="--corpora short --only defaults,rensa")
+	$(BIN)/python -m bench.quality $(ARGS)
 
 bench-query: ## latency of shingling query on a synthetic 1M-document index (DOCS=1000000)
 	$(BIN)/python -m bench.query_latency --docs $(or $(DOCS),1000000) $(ARGS)

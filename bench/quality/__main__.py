@@ -1,0 +1,5 @@
+import sys
+
+from bench.quality.run import main
+
+sys.exit(main())

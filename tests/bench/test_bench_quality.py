@@ -1,0 +1,156 @@
+"""bench.quality: the exact truth against a brute force, the metrics on literal cases, and the
+corpus builder's determinism. Small inputs only (seconds)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pyarrow.parquet as pq
+import pytest
+
+from bench.quality import corpora
+from bench.quality.exact import (
+    ShingleSets,
+    all_pairs,
+    brute_force,
+    check_sample,
+    compute,
+    plain_shingle_sets,
+)
+from bench.quality.metrics import evaluate, level, scored_codes
+from bench.truth import Groups, shingle_sets
+
+LICENCES = Path("/usr/share/common-licenses")
+
+
+def licence_docs() -> list[tuple[str, str]]:
+    """The common licences (GPL-2/GPL-3, LGPL-2/2.1/3, GFDL-1.2/1.3: natural near-duplicates) and
+    the stanzas of 40 Debian copyright files (the same licence texts, varied)."""
+    docs: list[tuple[str, str]] = []
+    for path in sorted(Path("/usr/share/doc").glob("*/copyright"))[:40]:
+        docs += corpora.copyright_stanzas(path)
+    for path in sorted(p for p in LICENCES.iterdir() if p.is_file()):
+        text = corpora._read(path)
+        if text is not None:
+            docs.append((str(path), text))
+    return corpora.select(docs, 20, 10_000)
+
+
+@pytest.fixture(scope="module")
+def small(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    if not LICENCES.is_dir():
+        pytest.skip("no /usr/share/common-licenses on this machine")
+    target = tmp_path_factory.mktemp("quality") / "corpus.parquet"
+    docs = licence_docs()
+    # two exact copies (same normalized text), to exercise the groups
+    docs += [("copy-1", docs[0][1].upper()), ("copy-2", docs[0][1] + " !")]
+    corpora.write_corpus(docs, target)
+    return target
+
+
+def sets_of(rows: list[list[int]]) -> ShingleSets:
+    sizes = [len(r) for r in rows]
+    return ShingleSets(
+        np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64),
+        np.concatenate([np.unique(np.array(r, dtype=np.int64)) for r in rows]),
+    )
+
+
+def test_join_boundaries_are_exact() -> None:
+    """J = 0.3 exactly and containment = 0.8 exactly are kept; just below is not."""
+    a = list(range(1, 11))
+    sets = sets_of(
+        [
+            a,
+            [1, 2, 3],  # J(0, 1) = 3/10 = 0.3 exactly; containment 1.0
+            [1, 2, 3, *range(11, 18)],  # J(0, 2) = 3/17; containment 0.3
+            [1, 2, 3, 4, 101],  # J(0, 3) = 4/11 = 0.36; containment of doc 3 in 0: 0.8 exactly
+            [11, 12, 13, 201, 202, 203, 204],  # with doc 2: 3/14 = 0.21, containment 3/7 = 0.43
+        ]
+    )
+    truth = all_pairs(sets, np.arange(5))
+    found = {
+        (int(x), int(y)): int(o) for x, y, o in zip(truth.a, truth.b, truth.overlap, strict=True)
+    }
+    assert found == brute_force(sets, np.arange(5))
+    assert (0, 1) in found and (0, 3) in found and (1, 3) in found
+    assert (0, 2) not in found and (2, 4) not in found
+
+
+def test_truth_equals_brute_force_on_licence_texts(small: Path, tmp_path: Path) -> None:
+    truth = compute(small, tmp_path)
+    reps = truth.representatives()
+    rep = truth.groups.rep
+    assert rep[-1] == rep[-2] == rep[0] == 0  # the two copies are grouped with the first document
+    assert len(reps) < truth.n - 2  # and the licence texts hold copies of their own
+    expected = brute_force(truth.sets, reps)
+    found = {
+        (int(a), int(b)): int(o)
+        for a, b, o in zip(truth.pairs.a, truth.pairs.b, truth.pairs.overlap, strict=True)
+    }
+    assert found == expected
+    assert len(found) > 20  # the licences and stanzas hold near-duplicates
+    j = truth.pairs.jaccard
+    assert (j < 0.5).any() and ((j >= 0.5) & (j < 0.9)).any()  # spread, not only copies
+    assert check_sample(truth, 60, seed=3)["agree"]
+
+
+def test_shingle_sets_are_bench_truths(small: Path) -> None:
+    """The truth's shingle sets are those of bench/truth.py (the library's definitions)."""
+    sets = plain_shingle_sets(small)
+    ids = np.arange(0, len(sets.sizes), 7)
+    reference = shingle_sets(small, ids)
+    for doc_id in ids:
+        assert np.array_equal(sets.get(int(doc_id)), reference[int(doc_id)])
+
+
+def test_metrics_on_a_literal_case() -> None:
+    # docs 0 and 2 are copies (group 0); 1, 3, 4 distinct texts
+    groups = Groups(rep=np.array([0, 1, 0, 3, 4]), size=np.array([2, 1, 2, 1, 1]))
+    n = 5
+    truth_codes = np.array([0 * n + 1, 0 * n + 3, 3 * n + 4])  # (0,1) (0,3) (3,4)
+    truth_j = np.array([0.9, 0.6, 0.3])
+    # the run: (1, 2) is (0, 1) seen through a copy, scored 0.85 and 0.95 (max counts); (0, 2)
+    # links the copy; (0, 4) is a false positive at 0.7; (0, 3) is scored 0.45 (below 0.5)
+    pairs = np.array([[1, 2], [0, 1], [0, 2], [0, 4], [0, 3]])
+    scores = np.array([0.95, 0.85, 1.0, 0.7, 0.45])
+    codes, best = scored_codes(pairs, scores, groups)
+    assert codes.tolist() == [1, 3, 4] and best.tolist() == [0.95, 0.45, 0.7]
+    result = evaluate(pairs, scores, groups, truth_codes, truth_j)
+    at50, at80 = result["levels"]
+    assert (at50["reported"], at50["truth"], at50["hits"]) == (2, 2, 1)
+    assert at50["precision"] == 0.5 and at50["recall"] == 0.5 and at50["f1"] == 0.5
+    assert (at80["reported"], at80["truth"], at80["hits"]) == (1, 1, 1)
+    assert at80["f1"] == 1.0
+    assert result["reported"] == 3 and result["copies_linked"] == 1.0
+    none = level(np.zeros(0, np.int64), np.zeros(0), truth_codes, truth_j, 0.8)
+    assert none.precision is None and none.recall == 0.0 and none.f1 is None
+
+
+def test_corpus_builder_is_deterministic(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    if not LICENCES.is_dir():
+        pytest.skip("no /usr/share/common-licenses on this machine")
+    spec = corpora.Spec("tiny", "licence texts", licence_docs, min_words=20, max_docs=50)
+    monkeypatch.setitem(corpora.SPECS, "tiny", spec)
+    first = corpora.build("tiny", work=tmp_path / "one")
+    second = corpora.build("tiny", work=tmp_path / "two")
+    assert first.meta["digest"] == second.meta["digest"]
+    assert first.meta["documents"] == 50 < first.meta["found"]  # the deterministic subset
+    one, two = pq.read_table(first.path), pq.read_table(second.path)
+    assert one.equals(two)
+    assert one["doc_id"].to_pylist() == list(range(50))
+    assert one.schema.names == ["doc_id", "text", "source"]
+
+
+def test_docstrings_of_a_module(tmp_path: Path) -> None:
+    module = tmp_path / "m.py"
+    module.write_text(
+        'class A:\n    """Class doc."""\n\n    def f(self):\n        """Method doc."""\n\n'
+        'def g():\n    if True:\n        def h():\n            """Nested doc."""\n'
+    )
+    assert list(corpora.docstrings(module, "m")) == [
+        ("m::A", "Class doc."),
+        ("m::A.f", "Method doc."),
+        ("m::g.h", "Nested doc."),
+    ]

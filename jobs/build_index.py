@@ -32,6 +32,7 @@ from jobs.errors import BadInputError, OutputExistsError
 from jobs.index_store import IndexStore, hook
 from jobs.io import path_exists
 from jobs.nightly import check_run_date, index_settings, write_options
+from jobs.paths import check_output_name, check_paths
 from jobs.schemas import DOC_ID, SKETCH
 from jobs.session import Work, run_main
 from shingling.index import Manifest
@@ -50,6 +51,16 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     )
     parser.add_argument("--output", help="the pair table to start with the run's pairs")
     return parser.parse_args(argv)
+
+
+def run_reads(run_path: str, pairs_path: str | None) -> dict[str, str | None]:
+    """The paths of the run that build_index reads (the index and --output must be apart)."""
+    run_path = run_path.rstrip("/") or run_path
+    return {
+        "the run's documents (--run)": f"{run_path}/documents",
+        "the run's config (--run)": f"{run_path}/config.toml",
+        "the run's pairs (--run)": f"{run_path}/pairs" if pairs_path else None,
+    }
 
 
 def build(
@@ -71,7 +82,7 @@ def build(
     settings = index_settings(cfg)
     options = write_options(cfg)
     run_id = uuid.uuid4().hex[:12]
-    store = IndexStore(spark, index_path, pairs_path)
+    store = IndexStore(spark, index_path, pairs_path, reads=run_reads(run_path, pairs_path))
     with store.locked(run_id):
         current = store.manifest()
         store.recover(current)
@@ -83,6 +94,13 @@ def build(
         id_type = documents.schema[DOC_ID].dataType.simpleString()
         base = Manifest.empty(id_type, settings)
         tx = store.begin(base, run_date, run_id)
+        # every precondition before anything is written (as jobs/nightly.py): after the commit
+        # point only the publishing rename is left, and a failure there says the run committed
+        if tx.final_pairs is not None and store.files.exists(tx.final_pairs):
+            raise OutputExistsError(
+                f"{tx.final_pairs} exists (another index's run, or an earlier build): nothing was"
+                f" committed; choose another --output or --run-date, or move it away"
+            )
         try:
             rows = documents.count()
             files = max(1, -(-rows // options.rows_per_file))
@@ -131,6 +149,11 @@ def build(
 def main(argv: list[str] | None = None) -> int:
     def prepare(args: argparse.Namespace) -> tuple[dict[str, str], Work]:
         run_date = check_run_date(args.run_date)
+        check_output_name("--index", args.index)
+        check_output_name("--output", args.output)
+        check_paths(
+            {"--index": args.index, "--output": args.output}, run_reads(args.run, args.output)
+        )
         defaults = config_module.load(None, [])
         return defaults.spark, lambda spark: build(
             spark,

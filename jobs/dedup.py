@@ -39,7 +39,7 @@ from pyspark.sql import functions as F
 from jobs import config as config_module
 from jobs.clusters import CLUSTER_ID, CLUSTER_SIZE, connected_components
 from jobs.errors import BadInputError, ConfigError
-from jobs.io import AtomicOutput, path_exists, read_corpus
+from jobs.io import AtomicOutput, check_job_paths, path_exists, read_corpus
 from jobs.keep import (
     choose_kept,
     deduplicated_corpus,
@@ -143,6 +143,16 @@ def read_run_config(spark: SparkSession, run_path: str) -> dict[str, Any]:
         raise BadInputError(f"{run_path}/config.toml is not valid TOML: {e}") from e
 
 
+def dedup_reads(input_path: str, run_path: str) -> dict[str, str | None]:
+    """The paths dedup reads: its output must be apart from each (jobs/paths.py)."""
+    run_path = run_path.rstrip("/") or run_path
+    return {
+        "--input": input_path,
+        "the run's pairs (--run)": f"{run_path}/pairs",
+        "the run's config (--run)": f"{run_path}/config.toml",
+    }
+
+
 _COALESCE = "spark.sql.adaptive.coalescePartitions.enabled"
 
 
@@ -208,7 +218,13 @@ def run(
     seconds: dict[str, float] = {}
     partitions = int(spark.conf.get("spark.sql.shuffle.partitions") or "200")
     id_column, text_column = cfg.input.id_column, cfg.input.text_column
-    out = AtomicOutput(spark, output_path, overwrite=cfg.output.overwrite)
+    out = AtomicOutput(
+        spark,
+        output_path,
+        overwrite=cfg.output.overwrite,
+        job="dedup",
+        reads=dedup_reads(input_path, run_path),
+    )
     try:
         texts = read_corpus(spark, input_path, id_column=id_column, text_column=text_column)
         corpus = spark.read.parquet(input_path)
@@ -300,6 +316,9 @@ def run(
 def main(argv: list[str] | None = None) -> int:
     def prepare(args: argparse.Namespace) -> tuple[dict[str, str], Work]:
         given = config_module.load(args.config, args.set)  # bad settings fail before Spark starts
+        check_job_paths(
+            {"--output": args.output}, dedup_reads(args.input, args.run), parquet=(args.input,)
+        )
 
         def work(spark: SparkSession) -> dict[str, Any]:
             run_config = read_run_config(spark, args.run)

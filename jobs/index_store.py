@@ -44,9 +44,6 @@ import json
 import logging
 import os
 import socket
-import sys
-import time
-import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
@@ -56,7 +53,9 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from jobs.errors import ExitCode, ShinglingError
-from jobs.io import _fs_path
+from jobs.io import TEST_HOOK_ENV as TEST_HOOK_ENV  # re-exported: the tests set it from here
+from jobs.io import Files, hook, qualified
+from jobs.paths import check_output_name, check_paths, is_local, local_part
 from jobs.schemas import DOC_ID, SKETCH
 from shingling.index import (
     ADDED,
@@ -76,7 +75,6 @@ from shingling.index import (
 
 log = logging.getLogger("shingling")
 
-TEST_HOOK_ENV = "SHINGLING_TEST_HOOK"
 STAGING = "_staging"
 
 
@@ -98,155 +96,16 @@ class ConcurrentCommitError(ShinglingError):
     exit_code = ExitCode.INDEX_BUSY
 
 
+class CommittedError(ShinglingError):
+    """A failure after the commit point: the run is committed, something after it is unfinished."""
+
+    exit_code = ExitCode.FAILED
+
+
 class IndexMismatchError(ShinglingError):
     """The run's settings or id type differ from those the index was built with."""
 
     exit_code = ExitCode.USAGE
-
-
-def hook(point: str) -> None:
-    """Stop or pause here if the test hook names this point (see the module docstring)."""
-    spec = os.environ.get(TEST_HOOK_ENV, "")
-    name, _, action = spec.partition("=")
-    if not spec or name != point:
-        return
-    print(f"test hook: reached {point} ({action})", file=sys.stderr, flush=True)
-    if action == "exit":
-        os._exit(97)
-    if action.startswith("sleep:"):
-        time.sleep(float(action.split(":", 1)[1]))
-
-
-def is_local(path: str) -> bool:
-    """Whether a path is on the local filesystem (no scheme, or file:).
-
-    >>> is_local("index/"), is_local("file:/tmp/index"), is_local("hdfs://nn/index")
-    (True, True, False)
-    """
-    return (
-        "://" not in path
-        and not path.startswith(("hdfs:", "s3a:", "gs:", "abfs:"))
-        or path.startswith("file:")
-    )
-
-
-def _local(path: str) -> str:
-    return path.removeprefix("file://").removeprefix("file:")
-
-
-class Files:
-    """The few file operations of the commit protocol: Python's os on a local disk, Hadoop's
-    FileSystem elsewhere (so the same code commits on HDFS)."""
-
-    def __init__(self, spark: SparkSession, local: bool) -> None:
-        self.spark = spark
-        self.local = local
-
-    def exists(self, path: str) -> bool:
-        if self.local:
-            return os.path.exists(_local(path))
-        fs, p = _fs_path(self.spark, path)
-        return bool(fs.exists(p))
-
-    def read_text(self, path: str) -> str | None:
-        if self.local:
-            try:
-                with open(_local(path), encoding="utf-8") as f:
-                    return f.read()
-            except FileNotFoundError:
-                return None
-        fs, p = _fs_path(self.spark, path)
-        if not fs.exists(p):
-            return None
-        stream = fs.open(p)
-        try:
-            jvm = self.spark.sparkContext._jvm
-            assert jvm is not None
-            return str(jvm.org.apache.commons.io.IOUtils.toString(stream, "UTF-8"))
-        finally:
-            stream.close()
-
-    def create_exclusive(self, path: str, text: str) -> bool:
-        """Create a file that must not exist yet; False if it does."""
-        if self.local:
-            os.makedirs(os.path.dirname(_local(path)), exist_ok=True)
-            try:
-                fd = os.open(_local(path), os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
-            except FileExistsError:
-                return False
-            with os.fdopen(fd, "w", encoding="utf-8") as f:
-                f.write(text)
-                f.flush()
-                os.fsync(f.fileno())
-            return True
-        fs, p = _fs_path(self.spark, path)
-        try:
-            stream = fs.create(p, False)
-        except Exception:  # FileAlreadyExistsException through py4j
-            return False
-        try:
-            stream.write(bytearray(text.encode("utf-8")))
-        finally:
-            stream.close()
-        return True
-
-    def replace_file(self, path: str, text: str) -> None:
-        """Write a file aside, then rename it over ``path`` in one atomic step."""
-        tmp = f"{path}.tmp-{uuid.uuid4().hex[:12]}"
-        if self.local:
-            with open(_local(tmp), "w", encoding="utf-8") as f:
-                f.write(text)
-                f.flush()
-                os.fsync(f.fileno())
-            os.replace(_local(tmp), _local(path))
-            return
-        if not self.create_exclusive(tmp, text):
-            raise OSError(f"could not write {tmp}")
-        jvm = self.spark.sparkContext._jvm
-        assert jvm is not None
-        gateway = self.spark.sparkContext._gateway
-        assert gateway is not None
-        fs, src = _fs_path(self.spark, tmp)
-        _, dst = _fs_path(self.spark, path)
-        ctx = jvm.org.apache.hadoop.fs.FileContext.getFileContext(fs.getUri(), fs.getConf())
-        options = gateway.new_array(jvm.org.apache.hadoop.fs.Options.Rename, 1)
-        options[0] = jvm.org.apache.hadoop.fs.Options.Rename.OVERWRITE
-        ctx.rename(src, dst, options)
-
-    def rename_dir(self, src: str, dst: str) -> None:
-        if self.local:
-            os.makedirs(os.path.dirname(_local(dst).rstrip("/")), exist_ok=True)
-            os.rename(_local(src), _local(dst))
-            return
-        fs, s = _fs_path(self.spark, src)
-        _, d = _fs_path(self.spark, dst)
-        fs.mkdirs(d.getParent())
-        if not fs.rename(s, d):
-            raise OSError(f"could not move {src} to {dst}")
-
-    def delete(self, path: str) -> None:
-        if self.local:
-            import shutil
-
-            p = _local(path)
-            if os.path.isdir(p):
-                shutil.rmtree(p)
-            elif os.path.exists(p):
-                os.remove(p)
-            return
-        fs, p = _fs_path(self.spark, path)
-        fs.delete(p, True)
-
-    def list_names(self, path: str) -> list[str]:
-        if self.local:
-            try:
-                return sorted(os.listdir(_local(path)))
-            except FileNotFoundError:
-                return []
-        fs, p = _fs_path(self.spark, path)
-        if not fs.exists(p):
-            return []
-        return sorted(str(s.getPath().getName()) for s in fs.listStatus(p))
 
 
 @dataclass(frozen=True)
@@ -281,7 +140,23 @@ def _write_sorted(df: DataFrame, path: str, column: str, rows: int, options: Wri
 class IndexStore:
     """One index directory and the pair table its runs write (see the module docstring)."""
 
-    def __init__(self, spark: SparkSession, index_path: str, pairs_path: str | None) -> None:
+    def __init__(
+        self,
+        spark: SparkSession,
+        index_path: str,
+        pairs_path: str | None,
+        *,
+        reads: dict[str, str | None] | None = None,
+    ) -> None:
+        """``reads``: the other paths the run reads (role -> path); the index and the pair table
+        must be apart from them and from each other (jobs/paths.py, exit 2)."""
+        check_output_name("--index", index_path)
+        check_output_name("--output", pairs_path)
+        check_paths(
+            {"--index": index_path, "--output": pairs_path},
+            dict(reads or {}),
+            lambda p: qualified(spark, p),
+        )
         self.spark = spark
         self.root = self._qualified(index_path)
         self.pairs = self._qualified(pairs_path) if pairs_path else None
@@ -289,7 +164,7 @@ class IndexStore:
 
     def _qualified(self, path: str) -> str:
         path = path.rstrip("/")
-        return os.path.abspath(_local(path)) if is_local(path) else path
+        return os.path.abspath(local_part(path)) if is_local(path) else path
 
     # -- lock ---------------------------------------------------------------------------------
     @contextlib.contextmanager
@@ -506,7 +381,20 @@ class Transaction:
             self.store.files.delete(f"{self.store.pairs}/{STAGING}/{self.run_id}")
 
     def publish_pairs(self) -> None:
-        """Step 6: move the staged pair partition into the pair table."""
-        if self.staged_pairs and self.final_pairs:
+        """Step 6: move the staged pair partition into the pair table.
+
+        A failure here comes after the commit point: it raises :class:`CommittedError`, which says
+        the run is committed and how to finish (the next run on this index publishes the partition).
+        """
+        if not (self.staged_pairs and self.final_pairs):
+            return
+        try:
             self.store.files.rename_dir(self.staged_pairs, self.final_pairs)
             self.store.files.delete(f"{self.store.pairs}/{STAGING}/{self.run_id}")
+        except Exception as e:
+            raise CommittedError(
+                f"run {self.run_date} IS COMMITTED as version {self.base.version + 1} of index"
+                f" {self.store.root}, but its pair partition was not published ({e}): it is staged"
+                f" at {self.staged_pairs}; the next run on this index moves it to"
+                f" {self.final_pairs}, or move it there yourself"
+            ) from e

@@ -27,7 +27,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from jobs import config as config_module
-from jobs.io import AtomicOutput, read_corpus, unreadable_input
+from jobs.io import AtomicOutput, check_job_paths, read_corpus, unreadable_input
 from jobs.schemas import EXACT, SKIP_DUPLICATE_ID, SKIP_REASON, SKIP_REASONS
 from jobs.session import Work, run_main
 from jobs.transforms import PairMetrics, near_duplicate_pairs, sketch_documents, skip_repeated_ids
@@ -69,7 +69,9 @@ def run(
         "output": output_path,
         "started_at": datetime.now(UTC).isoformat(timespec="seconds"),
     }
-    out = AtomicOutput(spark, output_path, overwrite=cfg.output.overwrite)
+    out = AtomicOutput(
+        spark, output_path, overwrite=cfg.output.overwrite, reads={"--input": input_path}
+    )
     try:
         corpus = read_corpus(
             spark, input_path, id_column=cfg.input.id_column, text_column=cfg.input.text_column
@@ -153,6 +155,7 @@ def main(argv: list[str] | None = None) -> int:
     def prepare(args: argparse.Namespace) -> tuple[dict[str, str], Work]:
         overrides = [*args.set, *(["output.overwrite=true"] if args.overwrite else [])]
         cfg = config_module.load(args.config, overrides)
+        check_job_paths({"--output": args.output}, {"--input": args.input}, parquet=(args.input,))
         log.info("config:\n%s", config_module.to_toml(cfg))
         return cfg.spark, lambda spark: run(spark, cfg, args.input, args.output)
 

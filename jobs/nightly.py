@@ -47,7 +47,7 @@ from jobs.index_store import (
     WriteOptions,
     hook,
 )
-from jobs.io import read_corpus
+from jobs.io import check_job_paths, read_corpus
 from jobs.near_duplicates import count_documents
 from jobs.schemas import DOC_ID, EXACT, SKIP_DUPLICATE_ID, SKIP_NULL_ID, SKIP_REASON, TEXT
 from jobs.session import Work, run_main
@@ -204,7 +204,7 @@ def run(
     settings = index_settings(cfg)
     options = write_options(cfg)
     seconds: dict[str, float] = {}
-    store = IndexStore(spark, index_path, pairs_path)
+    store = IndexStore(spark, index_path, pairs_path, reads={"--batch": batch_path})
     with store.locked(run_id, break_lock=break_lock):
         current = store.manifest()
         summary["recovered"] = store.recover(current)
@@ -325,6 +325,7 @@ def main(argv: list[str] | None = None) -> int:
     def prepare(args: argparse.Namespace) -> tuple[dict[str, str], Work]:
         cfg = config_module.load(args.config, args.set)
         run_date = check_run_date(args.run_date)
+        check_job_paths({"--index": args.index, "--output": args.output}, {"--batch": args.batch})
         log.info("config:\n%s", config_module.to_toml(cfg))
         return cfg.spark, lambda spark: run(
             spark,

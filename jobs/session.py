@@ -13,6 +13,7 @@ from pyspark import SparkConf, SparkContext
 from pyspark.sql import SparkSession
 
 from jobs.errors import ExitCode, ShinglingError
+from jobs.io import unreadable_input
 
 log = logging.getLogger("shingling")
 
@@ -59,7 +60,11 @@ def run_job(
     except ShinglingError as e:
         print(f"error: {e}", file=sys.stderr)
         return int(e.exit_code)
-    except Exception:
+    except Exception as e:
+        bad_input = unreadable_input(e)  # a file or an id of the input, named by Spark's error
+        if bad_input is not None:
+            print(f"error: {bad_input}", file=sys.stderr)
+            return int(bad_input.exit_code)
         log.exception(failed)
         return int(ExitCode.FAILED)
     finally:

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from jobs.errors import ConfigError
+from jobs.spark_settings import check_spark_setting
 
 DEFAULTS_PATH = Path(__file__).resolve().parents[1] / "conf" / "default.toml"
 
@@ -154,7 +155,9 @@ def _merge(base: dict[str, Any], extra: dict[str, Any], origin: str) -> None:
         if not isinstance(values, dict):
             raise ConfigError(f"{origin}: [{section}] must be a table of settings")
         for key, value in values.items():
-            if section != "spark" and key not in base[section]:
+            if section == "spark":
+                check_spark_setting(key, value, origin)  # an allow-list: config is data
+            elif key not in base[section]:
                 known = ", ".join(base[section])
                 raise ConfigError(f"{origin}: unknown setting {section}.{key}; known: {known}")
             base[section][key] = value

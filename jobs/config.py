@@ -43,6 +43,8 @@ class PairsConfig:
     max_posting: int
     frequency_sketch_mb: int
     containment_threshold: float
+    verify: bool
+    candidate_margin: float
 
 
 @dataclass(frozen=True)
@@ -126,6 +128,7 @@ _RANGES: dict[str, tuple[float | None, float | None]] = {
     "pairs.frequency_sketch_mb": (1, 1024),
     "sketch.sample_mod": (0, 1 << 40),
     "pairs.containment_threshold": (0.0, 1.0),
+    "pairs.candidate_margin": (0.0, 1.0),
     "clusters.min_jaccard": (0.0, 1.0),
     "clusters.max_rounds": (1, 1000),
     "verify.margin": (0.0, 1.0),

@@ -30,7 +30,14 @@ from jobs import config as config_module
 from jobs.io import AtomicOutput, check_job_paths, read_corpus, unreadable_input
 from jobs.schemas import EXACT, SKIP_DUPLICATE_ID, SKIP_REASON, SKIP_REASONS
 from jobs.session import Work, run_main
-from jobs.transforms import PairMetrics, near_duplicate_pairs, sketch_documents, skip_repeated_ids
+from jobs.transforms import (
+    PairMetrics,
+    Verification,
+    near_duplicate_pairs,
+    sketch_documents,
+    skip_repeated_ids,
+)
+from jobs.verify import VerifyMetrics
 
 log = logging.getLogger("shingling")
 
@@ -96,7 +103,25 @@ def run(
         log.info("documents: %s", json.dumps(summary["documents"]))
 
         stage = time.monotonic()
-        log.info("pairing documents (threshold %.3f)", cfg.pairs.threshold)
+        verification = (
+            Verification(
+                texts=corpus,
+                width=cfg.sketch.width,
+                unit=cfg.sketch.unit,
+                margin=cfg.pairs.candidate_margin,
+                metrics=VerifyMetrics(),
+            )
+            if cfg.pairs.verify
+            else None
+        )
+        log.info(
+            "pairing documents (threshold %.3f, %s)",
+            cfg.pairs.threshold,
+            f"candidates from an estimate of {verification.candidate(cfg.pairs.threshold):.3f},"
+            " each verified exactly"
+            if verification
+            else "decided on the sketch estimates",
+        )
         metrics = PairMetrics()
         documents.transform(
             near_duplicate_pairs,
@@ -110,6 +135,7 @@ def run(
             if cfg.sketch.sample_mod
             else None,
             metrics=metrics,
+            verify=verification,
         ).write.parquet(out.table("pairs"))
         spark.catalog.clearCache()  # the pair stage's persisted intermediates
         filled = metrics.frequencies.get("filled", 0.0)
@@ -130,7 +156,12 @@ def run(
             **metrics.as_dict(),
             "written": int(counts["pairs"]),
             "exact_duplicates": int(counts["exact"] or 0),
+            "scores": "exact" if verification else "estimate",
         }
+        if verification and verification.metrics:
+            summary["pairs"]["verification"] = verification.metrics.as_dict(
+                threshold=cfg.pairs.threshold
+            )
         summary["stage_seconds"] = {
             "sketch": round(sketch_seconds, 2),
             "pairs": round(time.monotonic() - stage, 2),

@@ -43,7 +43,8 @@ SKIP_REASONS = (SKIP_NULL_ID, SKIP_DUPLICATE_ID, SKIP_NULL_TEXT, SKIP_INVALID_UT
 DOC_A = "doc_a"
 DOC_B = "doc_b"
 MATCHES = "matches"
-JACCARD = "jaccard"
+JACCARD = "jaccard"  # exact when the run verified its pairs (pairs.verify), else the estimate
+JACCARD_ESTIMATE = "jaccard_estimate"  # the bottom-k sketch's estimate, always
 CONTAINMENT_A = "containment_a"
 CONTAINMENT_B = "containment_b"
 SHINGLES_A = "shingles_a"
@@ -81,6 +82,7 @@ def pairs_schema(id_type: DataType) -> StructType:
             StructField(DOC_B, id_type, False),
             StructField(MATCHES, IntegerType(), False),
             StructField(JACCARD, DoubleType(), False),
+            StructField(JACCARD_ESTIMATE, DoubleType(), False),
             StructField(CONTAINMENT_A, DoubleType(), False),
             StructField(CONTAINMENT_B, DoubleType(), False),
             StructField(SHINGLES_A, LongType(), False),

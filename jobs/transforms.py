@@ -26,6 +26,7 @@ from jobs.schemas import (
     DOC_ID,
     EXACT,
     JACCARD,
+    JACCARD_ESTIMATE,
     MATCHES,
     N_SHINGLES,
     N_WORDS,
@@ -44,6 +45,7 @@ from jobs.schemas import (
     TEXT_HASH,
     documents_schema,
 )
+from jobs.verify import VerifyMetrics, verify_candidates
 from shingling.batch import invalid_utf8, sketch_batch
 from shingling.frequency import FrequencySketch, add_counts
 from shingling.postings import STAR, output_schema, score_sorted_batches, sketch_arrays
@@ -450,6 +452,8 @@ def expand_groups(
     ea = standing.select(F.col(GROUP).alias(DOC_A), F.col(DOC_ID).alias("ma"))
     eb = standing.select(F.col(GROUP).alias(DOC_B), F.col(DOC_ID).alias("mb"))
     swap = F.col("ma") > F.col("mb")  # the members' order may differ from their representatives'
+    # pairs decided on their estimates carry no separate estimate column
+    estimate = F.col(JACCARD_ESTIMATE if JACCARD_ESTIMATE in rep_pairs.columns else JACCARD)
 
     def side(mine: str, theirs: str) -> Column:
         return F.when(swap, F.col(theirs)).otherwise(F.col(mine))
@@ -462,6 +466,7 @@ def expand_groups(
             F.greatest("ma", "mb").alias(DOC_B),
             MATCHES,
             JACCARD,
+            estimate.alias(JACCARD_ESTIMATE),
             side(CONTAINMENT_A, CONTAINMENT_B).alias(CONTAINMENT_A),
             side(CONTAINMENT_B, CONTAINMENT_A).alias(CONTAINMENT_B),
             side(SHINGLES_A, SHINGLES_B).alias(SHINGLES_A),
@@ -493,6 +498,7 @@ def expand_groups(
         F.col(f"y.{DOC_ID}").alias(DOC_B),
         F.least(F.col("x.n"), F.lit(2**31 - 1)).cast("int").alias(MATCHES),
         F.lit(1.0).alias(JACCARD),
+        F.lit(1.0).alias(JACCARD_ESTIMATE),
         F.lit(1.0).alias(CONTAINMENT_A),
         F.lit(1.0).alias(CONTAINMENT_B),
         F.col(f"x.{N_SHINGLES}").alias(SHINGLES_A),
@@ -501,6 +507,32 @@ def expand_groups(
         F.lit(NEAR_DUPLICATE).alias(RELATION),
     )
     return across.unionByName(within)
+
+
+@dataclass(frozen=True)
+class Verification:
+    """How :func:`near_duplicate_pairs` verifies its candidates: the texts (doc_id, text), the
+    shingle definition to compute exact scores with, and the margin below each threshold down to
+    which the sketch estimates choose candidates (see conf/default.toml, pairs.candidate_margin)."""
+
+    texts: DataFrame
+    width: int
+    unit: str
+    margin: float
+    metrics: VerifyMetrics | None = None
+
+    def candidate(self, threshold: float) -> float:
+        """The estimate a candidate needs for a cut at ``threshold`` (:func:`candidate_threshold`)."""
+        return candidate_threshold(threshold, self.margin)
+
+
+def candidate_threshold(threshold: float, margin: float) -> float:
+    """The sketch estimate a pair needs to be verified, for a cut at ``threshold``.
+
+    >>> candidate_threshold(0.5, 0.2), candidate_threshold(0.1, 0.2)
+    (0.3, 0.05)
+    """
+    return max(0.05, round(threshold - margin, 9))
 
 
 @dataclass(frozen=True)
@@ -547,10 +579,17 @@ def near_duplicate_pairs(
     frequency_mb: float = 24,
     sketched: int | None = None,
     metrics: PairMetrics | None = None,
+    verify: Verification | None = None,
 ) -> DataFrame:
-    """documents table -> pair table: every pair whose Jaccard estimate reaches ``threshold``, and
-    (with ``containment_threshold``, for mod-m sketches) every pair where one document's estimated
-    containment in the other reaches it.
+    """documents table -> pair table: every pair whose Jaccard reaches ``threshold``, and (with
+    ``containment_threshold``, for mod-m sketches) every pair where one document's containment in
+    the other reaches it.
+
+    With ``verify`` (the default of the job), the sketches only choose candidates, down to
+    ``verify.margin`` below each threshold, and each candidate pair of distinct texts is decided
+    on its exact scores computed from the two texts (:func:`jobs.verify.verify_candidates`);
+    exact copies keep 1.0 without their texts being read. Without it, pairs are decided on the
+    sketch estimates, and ``jaccard_estimate`` equals ``jaccard``.
 
     ``max_posting`` caps prefix postings (0: no cap; see :func:`scored_prefix_pairs`);
     ``frequency_mb`` bounds the sketch that orders the prefixes (:func:`hash_frequencies`: a
@@ -575,8 +614,10 @@ def near_duplicate_pairs(
     cap = max_posting or None
     scoring: dict[str, Any] = {
         "k": k,
-        "threshold": threshold,
-        "containment_threshold": containment_threshold,
+        "threshold": threshold if verify is None else verify.candidate(threshold),
+        "containment_threshold": containment_threshold
+        if verify is None or containment_threshold is None
+        else verify.candidate(containment_threshold),
     }
     empty = FrequencySketch.for_hashes(sketched * k, max_megabytes=frequency_mb)
     frequencies = hash_frequencies(reps, k=k, sketch=empty)
@@ -585,13 +626,15 @@ def near_duplicate_pairs(
             megabytes=round(frequencies.nbytes / (1 << 20), 1), filled=round(frequencies.filled, 3)
         )
     scored = scored_prefix_pairs(
-        prefix_rows(reps, threshold=threshold, k=k, frequencies=frequencies),
+        prefix_rows(reps, threshold=scoring["threshold"], k=k, frequencies=frequencies),
         **scoring,
         max_posting=cap,
         capped=metrics.capped if metrics else None,
     )
     if containment_threshold is not None:
-        excerpts = containment_candidates(reps, threshold=containment_threshold, max_posting=cap)
+        excerpts = containment_candidates(
+            reps, threshold=scoring["containment_threshold"], max_posting=cap
+        )
         scored = scored.unionByName(score_pairs(excerpts, reps, **scoring))
     if metrics is not None:
         scored = scored.observe(metrics.scored, F.count(F.lit(1)).alias("candidate_pairs"))
@@ -599,5 +642,15 @@ def near_duplicate_pairs(
     if metrics is not None:
         rep_pairs = rep_pairs.observe(
             metrics.candidates, F.count(F.lit(1)).alias("representative_pairs")
+        )
+    if verify is not None:
+        rep_pairs = verify_candidates(
+            rep_pairs,
+            verify.texts,
+            width=verify.width,
+            unit=verify.unit,
+            threshold=threshold,
+            containment_threshold=containment_threshold,
+            metrics=verify.metrics,
         )
     return expand_groups(rep_pairs, grouped, max_exact_group=max_exact_group, k=k)

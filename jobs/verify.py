@@ -15,16 +15,34 @@ Jaccard is 1.0 by construction.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any, NamedTuple
+from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
-from pyspark.sql import DataFrame
+import pyarrow.compute as pc
+from pyspark.sql import Column, DataFrame, Observation
 from pyspark.sql import functions as F
+from pyspark.sql.pandas.types import to_arrow_schema
 from pyspark.sql.types import DoubleType, LongType, StructField, StructType
 
-from jobs.schemas import DOC_A, DOC_B, DOC_ID, EXACT, JACCARD, TEXT
-from shingling.batch import sketch_batch
+from jobs.errors import ExitCode, ShinglingError
+from jobs.schemas import (
+    A_IN_B,
+    B_IN_A,
+    CONTAINMENT_A,
+    CONTAINMENT_B,
+    DOC_A,
+    DOC_B,
+    DOC_ID,
+    EXACT,
+    JACCARD,
+    JACCARD_ESTIMATE,
+    NEAR_DUPLICATE,
+    RELATION,
+    TEXT,
+)
+from shingling.batch import BatchOverlap, overlap_batch
 
 EXACT_JACCARD = "exact_jaccard"
 EXACT_SHARED = "exact_shared"
@@ -34,52 +52,20 @@ VERIFIED = "verified"
 TEXT_A = "text_a"
 TEXT_B = "text_b"
 
-# A bottom-k "sketch" with k this large is the whole set of a document's shingle hashes.
-ALL_SHINGLES = 2**31 - 1
 # Estimates are ratios of small integers; this keeps a pair exactly at cut +- margin inside.
 _EPSILON = 1e-9
 
 
-class Overlap(NamedTuple):
-    """Exact set sizes of each (a, b) pair of texts: shared shingles, |A|, |B| and the Jaccard."""
-
-    shared: np.ndarray
-    size_a: np.ndarray
-    size_b: np.ndarray
-    jaccard: np.ndarray  # NaN where a text is missing or has no words
-
-
 def exact_overlap(
     texts_a: pa.Array, texts_b: pa.Array, *, width: int, unit: str = "words"
-) -> Overlap:
-    """The exact shingle-set overlap of each (a, b) pair of texts, with the library's definitions.
+) -> BatchOverlap:
+    """The exact shingle-set overlap of each (a, b) pair of texts (:func:`overlap_batch`).
 
     >>> o = exact_overlap(pa.array(["A b c d e", "x"]), pa.array(["a b c d f", None]), width=4)
     >>> o.jaccard.round(4).tolist(), o.shared.tolist(), o.size_a.tolist()
     ([0.3333, nan], [1, 0], [2, 1])
     """
-    a = sketch_batch(texts_a, width=width, k=ALL_SHINGLES, unit=unit)
-    b = sketch_batch(texts_b, width=width, k=ALL_SHINGLES, unit=unit)
-    n = len(texts_a)
-    # each document's hashes are distinct, so a (pair, hash) seen twice is a shared shingle
-    pair = np.concatenate(
-        [np.repeat(np.arange(n), a.n_shingles), np.repeat(np.arange(n), b.n_shingles)]
-    )
-    hashes = np.concatenate(
-        [
-            a.sketch.flatten().to_numpy(zero_copy_only=False),
-            b.sketch.flatten().to_numpy(zero_copy_only=False),
-        ]
-    )
-    order = np.lexsort((hashes, pair))
-    pair, hashes = pair[order], hashes[order]
-    twice = (pair[1:] == pair[:-1]) & (hashes[1:] == hashes[:-1])
-    shared = np.bincount(pair[1:][twice], minlength=n).astype(np.int64)
-    union = a.n_shingles + b.n_shingles - shared
-    comparable = (a.n_shingles > 0) & (b.n_shingles > 0)
-    jaccard = np.full(n, np.nan)
-    jaccard[comparable] = shared[comparable] / union[comparable]
-    return Overlap(shared, a.n_shingles, b.n_shingles, jaccard)
+    return overlap_batch(texts_a, texts_b, width=width, unit=unit)
 
 
 def _share(part: np.ndarray, whole: np.ndarray) -> pa.Array:
@@ -127,12 +113,13 @@ def exact_scores(pairs: DataFrame, *, width: int, unit: str = "words") -> DataFr
     def score_batches(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         for batch in batches:
             o = exact_overlap(batch.column(TEXT_A), batch.column(TEXT_B), width=width, unit=unit)
+            jaccard = o.jaccard
             yield pa.RecordBatch.from_arrays(
                 [
                     batch.column(DOC_A),
                     batch.column(DOC_B),
                     batch.column(JACCARD),
-                    pa.array(o.jaccard, mask=np.isnan(o.jaccard)),
+                    pa.array(jaccard, mask=np.isnan(jaccard)),
                     pa.array(o.shared),
                     _share(o.shared, o.size_a),
                     _share(o.shared, o.size_b),
@@ -203,3 +190,176 @@ def verification_summary(verified: DataFrame, *, cut: float) -> dict[str, Any]:
         },
         "off_by_more_than": {str(d): int(row[f"off_{d}"] or 0) for d in (0.05, 0.1, 0.2)},
     }
+
+
+class MissingTextError(ShinglingError):
+    """A candidate pair's document has no text to verify it with: never written unverified."""
+
+    exit_code = ExitCode.BAD_INPUT
+
+
+@dataclass(frozen=True)
+class VerifyMetrics:
+    """What verification found, gathered while the pair table is written (a Spark observation)."""
+
+    observed: Observation = field(default_factory=lambda: Observation("verified"))
+
+    def as_dict(self, *, threshold: float) -> dict[str, Any]:
+        try:
+            row = dict(self.observed.get)
+        except Exception:  # noqa: BLE001 - no rows reached the observation: nothing was verified
+            row = {}
+        verified = int(row.get("verified") or 0)
+
+        def rounded(value: Any) -> float | None:
+            return None if value is None or not verified else round(float(value), 4)
+
+        return {
+            "candidates_verified": verified,
+            "kept": int(row.get("kept") or 0),
+            "threshold": threshold,
+            # pairs the estimate alone would have decided the other way at the threshold
+            "estimate_above_exact_below": int(row.get("estimate_above") or 0),
+            "estimate_below_exact_above": int(row.get("estimate_below") or 0),
+            "estimate_error": {
+                "mean": rounded((row.get("error_sum") or 0) / verified if verified else None),
+                "mean_abs": rounded((row.get("abs_error_sum") or 0) / verified if verified else None),
+                "max_abs": rounded(row.get("max_abs_error")),
+                "off_by_more_than_0.1": int(row.get("off_0.1") or 0),
+                "off_by_more_than_0.2": int(row.get("off_0.2") or 0),
+            },
+        }
+
+
+def relation(
+    jaccard: Column,
+    containment_a: Column,
+    containment_b: Column,
+    *,
+    threshold: float,
+    containment_threshold: float | None,
+) -> Column:
+    """What a pair is: near_duplicate when ``jaccard`` reaches ``threshold``, else a_in_b or b_in_a
+    when that containment reaches ``containment_threshold`` (None: never), else null."""
+    rel = F.when(jaccard >= F.lit(threshold), F.lit(NEAR_DUPLICATE))
+    if containment_threshold is not None:
+        rel = rel.when(
+            (containment_a >= containment_b) & (containment_a >= F.lit(containment_threshold)),
+            F.lit(A_IN_B),
+        ).when(containment_b >= F.lit(containment_threshold), F.lit(B_IN_A))
+    return rel
+
+
+def verify_candidates(
+    candidates: DataFrame,
+    texts: DataFrame,
+    *,
+    width: int,
+    unit: str,
+    threshold: float,
+    containment_threshold: float | None = None,
+    metrics: VerifyMetrics | None = None,
+) -> DataFrame:
+    """Candidate pairs (the pair table's columns, scored from the sketches) + (doc_id, text) ->
+    the pairs whose **exact** scores pass, with ``jaccard`` and the containments exact and
+    ``jaccard_estimate`` the sketch's figure.
+
+    Only the texts of the candidates' documents are read: the texts are shuffled once to meet the
+    candidates' ids, each pair meets its two texts by two joins, and one Arrow function per batch
+    computes every pair's exact overlap (:func:`shingling.batch.overlap_batch`, compiled). Batches
+    are bounded in bytes by ``spark.sql.execution.arrow.maxBytesPerBatch``, so two very long texts
+    travel alone. A candidate whose text is missing fails the job (:class:`MissingTextError`):
+    a pair is never written unverified.
+    """
+    ids = candidates.select(F.col(DOC_A).alias(DOC_ID)).unionByName(
+        candidates.select(F.col(DOC_B).alias(DOC_ID))
+    )
+    needed = texts.select(DOC_ID, TEXT).join(ids.distinct(), DOC_ID, "left_semi")
+    text_a = needed.select(F.col(DOC_ID).alias(DOC_A), F.col(TEXT).alias(TEXT_A))
+    text_b = needed.select(F.col(DOC_ID).alias(DOC_B), F.col(TEXT).alias(TEXT_B))
+    carried = [c for c in candidates.columns if c not in (CONTAINMENT_A, CONTAINMENT_B)]
+    joined = (
+        candidates.select(*carried)
+        .join(text_a, DOC_A, "left")
+        .join(text_b, DOC_B, "left")
+        .select(*carried, TEXT_A, TEXT_B)
+    )
+    passed = [f for f in joined.schema.fields if f.name not in (TEXT_A, TEXT_B)]
+    schema = StructType(
+        [
+            *passed,
+            StructField(EXACT_SHARED, LongType(), False),
+            StructField(EXACT_JACCARD, DoubleType(), False),
+            StructField(EXACT_CONTAINMENT_A, DoubleType(), False),
+            StructField(EXACT_CONTAINMENT_B, DoubleType(), False),
+        ]
+    )
+    names = [f.name for f in passed]
+
+    def score(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for batch in batches:
+            ta, tb = batch.column(TEXT_A), batch.column(TEXT_B)
+            missing = pc.or_(pc.is_null(ta), pc.is_null(tb))
+            if pc.any(missing).as_py():
+                row = pc.index(missing, True).as_py()
+                raise MissingTextError(
+                    f"no text for pair ({batch.column(DOC_A)[row]}, {batch.column(DOC_B)[row]}):"
+                    " its documents must be readable to verify it"
+                )
+            o = exact_overlap(ta, tb, width=width, unit=unit)
+            jaccard = np.nan_to_num(o.jaccard, nan=0.0)
+            yield pa.RecordBatch.from_arrays(
+                [
+                    *(batch.column(n) for n in names),
+                    pa.array(o.shared),
+                    pa.array(jaccard),
+                    pa.array(o.shared / np.maximum(o.size_a, 1)),
+                    pa.array(o.shared / np.maximum(o.size_b, 1)),
+                ],
+                schema=to_arrow_schema(schema),
+            )
+
+    scored = joined.mapInArrow(score, schema)
+    estimate, exact = F.col(JACCARD), F.col(EXACT_JACCARD)
+    error = estimate - exact
+    if metrics is not None:
+        rel = relation(
+            exact,
+            F.col(EXACT_CONTAINMENT_A),
+            F.col(EXACT_CONTAINMENT_B),
+            threshold=threshold,
+            containment_threshold=containment_threshold,
+        )
+        scored = scored.observe(
+            metrics.observed,
+            F.count(F.lit(1)).alias("verified"),
+            F.count_if(rel.isNotNull()).alias("kept"),
+            F.count_if((estimate >= threshold) & (exact < threshold)).alias("estimate_above"),
+            F.count_if((estimate < threshold) & (exact >= threshold)).alias("estimate_below"),
+            F.sum(error).alias("error_sum"),
+            F.sum(F.abs(error)).alias("abs_error_sum"),
+            F.max(F.abs(error)).alias("max_abs_error"),
+            F.count_if(F.abs(error) > 0.1).alias("off_0.1"),
+            F.count_if(F.abs(error) > 0.2).alias("off_0.2"),
+        )
+    verified = scored.select(
+        *(
+            F.col(c)
+            for c in candidates.columns
+            if c not in (JACCARD, CONTAINMENT_A, CONTAINMENT_B, RELATION)
+        ),
+        exact.alias(JACCARD),
+        estimate.alias(JACCARD_ESTIMATE),
+        F.col(EXACT_CONTAINMENT_A).alias(CONTAINMENT_A),
+        F.col(EXACT_CONTAINMENT_B).alias(CONTAINMENT_B),
+    )
+    return verified.withColumn(
+        RELATION,
+        relation(
+            F.col(JACCARD),
+            F.col(CONTAINMENT_A),
+            F.col(CONTAINMENT_B),
+            threshold=threshold,
+            containment_threshold=containment_threshold,
+        ),
+    ).where(F.col(RELATION).isNotNull())

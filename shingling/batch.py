@@ -23,7 +23,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from shingling.hashing import SEED
-from shingling.kernels import sketch_texts, valid_utf8
+from shingling.kernels import shared_runs, sketch_texts, valid_utf8
 from shingling.normalize import NON_WORD_RUN, fold_array, normalize_array
 from shingling.sketch import UNITS, sample_bound
 
@@ -147,3 +147,49 @@ def sketch_batch(
         sketch=sketch,
         text_hash=pa.array(text_hashes, type=pa.int64(), mask=empty),
     )
+
+
+# A bottom-k "sketch" with k this large keeps every shingle hash: the whole set.
+ALL_SHINGLES = 2**31 - 1
+
+
+@dataclass(frozen=True)
+class BatchOverlap:
+    """Exact overlaps of a batch of text pairs (see :func:`overlap_batch`), one row per pair."""
+
+    shared: np.ndarray
+    size_a: np.ndarray
+    size_b: np.ndarray
+
+    @property
+    def jaccard(self) -> np.ndarray:
+        """|A ∩ B| / |A ∪ B|; NaN where a text has no words (or is null)."""
+        union = self.size_a + self.size_b - self.shared
+        out = np.full(len(union), np.nan)
+        comparable = (self.size_a > 0) & (self.size_b > 0)
+        out[comparable] = self.shared[comparable] / union[comparable]
+        return out
+
+
+def overlap_batch(
+    texts_a: pa.Array | pa.ChunkedArray,
+    texts_b: pa.Array | pa.ChunkedArray,
+    *,
+    width: int,
+    unit: str = "words",
+) -> BatchOverlap:
+    """The exact shingle-set overlap of each pair (texts_a[i], texts_b[i]), vectorized: the whole
+    set of each text (its sketch with room for every hash, ascending), then one compiled merge per
+    pair. Equal to :func:`shingling.exact.overlap` pair by pair (tested).
+
+    >>> o = overlap_batch(pa.array(["A b c d e", "x"]), pa.array(["a b c d f", None]), width=4)
+    >>> o.shared.tolist(), o.size_a.tolist(), o.jaccard.round(4).tolist()
+    ([1, 0], [2, 1], [0.3333, nan])
+    """
+    a = sketch_batch(texts_a, width=width, k=ALL_SHINGLES, unit=unit)
+    b = sketch_batch(texts_b, width=width, k=ALL_SHINGLES, unit=unit)
+    shared = shared_runs(
+        a.sketch.values.to_numpy(), a.sketch.offsets.to_numpy(),
+        b.sketch.values.to_numpy(), b.sketch.offsets.to_numpy(),
+    )
+    return BatchOverlap(shared, a.n_shingles.astype(np.int64), b.n_shingles.astype(np.int64))

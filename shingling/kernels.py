@@ -989,3 +989,17 @@ def _select_prefixes(
 count_hashes = _Compiled(_count_hashes)
 estimate_hashes = _Compiled(_estimate_hashes)
 select_prefixes = _Compiled(_select_prefixes)
+
+
+def _shared_runs(va: Any, oa: Any, vb: Any, ob: Any) -> Any:
+    """Per pair i, how many values the ascending runs ``va[oa[i]:oa[i + 1]]`` and
+    ``vb[ob[i]:ob[i + 1]]`` share: |A ∩ B| of two whole shingle sets, for
+    :func:`shingling.batch.overlap_batch` (the reference is :func:`shingling.exact.overlap`)."""
+    n = len(oa) - 1
+    out = np.zeros(n, dtype=np.int64)
+    for i in range(n):
+        out[i] = _shared(va, oa[i], oa[i + 1], vb, ob[i], ob[i + 1])
+    return out
+
+
+shared_runs = _Compiled(_shared_runs)

@@ -26,8 +26,9 @@ from jobs.schemas import (
     TEXT,
     documents_schema,
 )
-from jobs.transforms import near_duplicate_pairs, sketch_documents
+from jobs.transforms import Verification, near_duplicate_pairs, sketch_documents
 from shingling.estimators import containment, jaccard, matches
+from shingling.exact import overlap
 from shingling.sketch import Sketch
 
 DEFAULTS = config_module.load()
@@ -120,8 +121,15 @@ def reference_pairs(
     k: int = K,
     unit: str = "words",
     sample_mod: int = 0,
+    texts: dict | None = None,
+    margin: float = 0.0,
 ) -> list[tuple]:
     """The pair table, in pairs_schema order, from library sketches: every pair compared.
+
+    With ``texts`` (doc_id -> text), the verified table: a pair of representatives is a candidate
+    when its estimates reach the thresholds less ``margin`` (at least 0.05), and is then decided
+    on its exact scores from the two texts (:func:`shingling.exact.overlap`), which fill
+    ``jaccard`` and the containments; ``jaccard_estimate`` is the estimate either way.
 
     As documented in jobs/transforms.py (score_pairs, expand_groups): a pair is near_duplicate when
     its Jaccard estimate reaches ``threshold``; with ``containment_threshold``, else a_in_b (b_in_a)
@@ -153,32 +161,49 @@ def reference_pairs(
     def n(doc_id) -> int:
         return rows[doc_id]["n_shingles"]
 
+    def relation_of(j: float, ca: float, cb: float, jt: float, ct: float | None) -> str | None:
+        if j >= jt:
+            return NEAR_DUPLICATE
+        if ct is not None and ca >= cb and ca >= ct:
+            return A_IN_B
+        if ct is not None and cb >= ct:
+            return B_IN_A
+        return None
+
+    def lowered(t: float | None) -> float | None:
+        return None if t is None or texts is None else max(0.05, round(t - margin, 9))
+
     out = []
     for ra, rb in itertools.combinations(sorted(members), 2):
         sa, sb = sk(ra), sk(rb)
-        j, ca, cb = jaccard(sa, sb), containment(sa, sb), containment(sb, sa)
-        if j >= threshold:
-            relation = NEAR_DUPLICATE
-        elif containment_threshold is not None and ca >= cb and ca >= containment_threshold:
-            relation = A_IN_B
-        elif containment_threshold is not None and cb >= containment_threshold:
-            relation = B_IN_A
+        estimate, ca, cb = jaccard(sa, sb), containment(sa, sb), containment(sb, sa)
+        j = estimate
+        if texts is None:
+            relation = relation_of(j, ca, cb, threshold, containment_threshold)
         else:
+            cand_t, cand_ct = lowered(threshold), lowered(containment_threshold)
+            assert cand_t is not None
+            if relation_of(j, ca, cb, cand_t, cand_ct) is None:
+                continue
+            o = overlap(texts[ra], texts[rb], width=width, unit=unit)
+            j, ca, cb = o.jaccard, o.containment_a, o.containment_b
+            relation = relation_of(j, ca, cb, threshold, containment_threshold)
+        if relation is None:
             continue
         shared = matches(sa, sb)
         for ma, mb in itertools.product(standing[ra], standing[rb]):
             if ma < mb:
-                out.append((ma, mb, shared, j, ca, cb, n(ma), n(mb), False, relation))
+                out.append((ma, mb, shared, j, estimate, ca, cb, n(ma), n(mb), False, relation))
             else:
                 flipped = {A_IN_B: B_IN_A, B_IN_A: A_IN_B}.get(relation, relation)
-                out.append((mb, ma, shared, j, cb, ca, n(mb), n(ma), False, flipped))
+                out.append((mb, ma, shared, j, estimate, cb, ca, n(mb), n(ma), False, flipped))
     for rep, m in members.items():
         exact = (
             itertools.combinations(m, 2) if len(m) <= max_exact_group else ((rep, x) for x in m[1:])
         )
         for a, b in exact:
             bottom = min(len(rows[a]["sketch"]), k)
-            out.append((a, b, bottom, 1.0, 1.0, 1.0, n(a), n(b), True, NEAR_DUPLICATE))
+            out.append((a, b, bottom, 1.0, 1.0, 1.0, 1.0, n(a), n(b), True, NEAR_DUPLICATE))
     return out
 
 
@@ -189,8 +214,14 @@ def spark_pairs(
     max_exact_group: int,
     containment_threshold: float | None = None,
     k: int = K,
+    texts: DataFrame | None = None,
+    margin: float = DEFAULTS.pairs.candidate_margin,
+    width: int = WIDTH,
+    unit: str = "words",
 ) -> DataFrame:
-    """The pair table from the Spark path (jobs.transforms.near_duplicate_pairs)."""
+    """The pair table from the Spark path (jobs.transforms.near_duplicate_pairs); verified against
+    ``texts`` (doc_id, text) when given."""
+    verify = None if texts is None else Verification(texts, width, unit, margin)
     return documents.transform(
         near_duplicate_pairs,
         threshold=threshold,
@@ -198,4 +229,5 @@ def spark_pairs(
         max_exact_group=max_exact_group,
         max_posting=DEFAULTS.pairs.max_posting,
         containment_threshold=containment_threshold,
+        verify=verify,
     )

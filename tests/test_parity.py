@@ -31,11 +31,15 @@ from testdata import (
 )
 
 from jobs.schemas import (
+    CONTAINMENT_A,
+    CONTAINMENT_B,
     DOC_A,
     DOC_B,
     EXACT,
     JACCARD,
+    JACCARD_ESTIMATE,
     MATCHES,
+    RELATION,
     SHINGLES_A,
     SHINGLES_B,
     documents_schema,
@@ -178,3 +182,71 @@ def test_pair_table_equals_pure_python_pairs_on_planted_edits(spark: SparkSessio
         assert sum(1 for e in expected if not e[-2]) >= 20 and any(e[-2] for e in expected)
         got = spark_pairs(documents, threshold=threshold, max_exact_group=max_exact_group)
         assertDataFrameEqual(got.select(*PAIR_COLUMNS), pair_frame(spark, expected, LongType()))
+
+
+# --- the verified pair table (the job's default) -------------------------------------------------
+
+VERIFIED_COLUMNS = [*PAIR_COLUMNS, JACCARD_ESTIMATE, CONTAINMENT_A, CONTAINMENT_B, RELATION]
+
+
+def test_verified_pair_table_equals_library_exact_pairs_on_the_sample_corpus(
+    spark: SparkSession, sample_documents: DataFrame
+) -> None:
+    # every written jaccard is the library's exact Jaccard of the two texts, and every candidate
+    # whose exact Jaccard reaches the threshold is written: nothing below it, nothing dropped
+    texts = dict(sample_corpus())
+    threshold, margin = DEFAULTS.pairs.threshold, DEFAULTS.pairs.candidate_margin
+    expected = reference_pairs(
+        sample_corpus_rows(WIDTH, K),
+        threshold=threshold,
+        max_exact_group=DEFAULTS.pairs.max_exact_group,
+        texts=texts,
+        margin=margin,
+    )
+    near = [e for e in expected if not e[-2]]
+    assert near and all(e[3] >= threshold for e in expected)
+    assert any(e[4] < threshold for e in near)  # pairs the estimate alone would have lost
+    assert any(e[3] != e[4] for e in near)  # exact scores differ from the estimates
+    frame = spark.createDataFrame(list(texts.items()), "doc_id string, text string")
+    got = spark_pairs(
+        sample_documents,
+        threshold=threshold,
+        max_exact_group=DEFAULTS.pairs.max_exact_group,
+        texts=frame,
+        margin=margin,
+    )
+    assertDataFrameEqual(
+        got.select(*VERIFIED_COLUMNS),
+        spark.createDataFrame(expected, pairs_schema(StringType())).select(*VERIFIED_COLUMNS),
+    )
+
+
+@settings(max_examples=3, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.integers(min_value=0, max_value=2**32))
+def test_verified_pair_table_equals_library_exact_pairs_on_random_unicode(
+    spark: SparkSession, seed: int
+) -> None:
+    # random texts of every plane, each with an edited copy so that candidates exist at every level
+    rng = random.Random(seed)
+    texts = [t for t in random_texts(rng, 150) if t]
+    docs = []
+    for i, t in enumerate(texts):
+        docs.append((2 * i, t))
+        cut = rng.randrange(len(t) + 1)
+        docs.append((2 * i + 1, t[:cut] + rng.choice(licence_words()) + " " + t[cut:]))
+    rows = {doc_id: library_row(text, WIDTH, K) for doc_id, text in docs}
+    expected = reference_pairs(
+        rows, threshold=0.5, max_exact_group=3, texts=dict(docs), margin=0.3
+    )
+    frame = spark.createDataFrame(docs, "doc_id long, text string")
+    got = spark_pairs(
+        spark_documents(spark, docs, LongType()),
+        threshold=0.5,
+        max_exact_group=3,
+        texts=frame,
+        margin=0.3,
+    )
+    assertDataFrameEqual(
+        got.select(*VERIFIED_COLUMNS),
+        spark.createDataFrame(expected, pairs_schema(LongType())).select(*VERIFIED_COLUMNS),
+    )

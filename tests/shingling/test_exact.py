@@ -1,0 +1,87 @@
+"""Exact resemblance: the reference (whole Python sets) and the batch form the job runs agree."""
+
+from __future__ import annotations
+
+import itertools
+
+import pyarrow as pa
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from testdata import DOCUMENT, licence_texts, overlapping_pair, sample_corpus
+
+from shingling.batch import overlap_batch
+from shingling.exact import overlap, shingle_set
+from shingling.sketch import sketch
+
+
+def test_identical_texts_have_jaccard_one_and_disjoint_texts_zero() -> None:
+    assert overlap("a b c d e", "A, b; c. d! e?").jaccard == 1.0
+    assert overlap("a b c d e", "f g h i j").jaccard == 0.0
+
+
+def test_shingle_set_is_every_hash_a_sketch_can_keep() -> None:
+    text = next(iter(licence_texts().values()))
+    assert shingle_set(text) == frozenset(sketch(text, k=10**9).hashes)
+
+
+def test_containment_is_the_share_of_a_inside_b() -> None:
+    long = " ".join(f"w{i}" for i in range(100))
+    short = " ".join(f"w{i}" for i in range(10, 30))  # 17 of its 17 shingles are in long's 97
+    o = overlap(short, long)
+    assert (o.shared, o.size_a, o.size_b) == (17, 17, 97)
+    assert o.containment_a == 1.0 and o.containment_b == 17 / 97
+
+
+def _assert_batch_equals_reference(
+    pairs: list[tuple[str | None, str | None]], width: int, unit: str = "words"
+) -> None:
+    got = overlap_batch(
+        pa.array([a for a, _ in pairs], pa.string()),
+        pa.array([b for _, b in pairs], pa.string()),
+        width=width,
+        unit=unit,
+    )
+    for i, (a, b) in enumerate(pairs):
+        want = overlap(a or "", b or "", width=width, unit=unit)
+        assert (got.shared[i], got.size_a[i], got.size_b[i]) == (
+            want.shared,
+            want.size_a,
+            want.size_b,
+        ), (a, b)
+        if want.size_a and want.size_b:
+            assert got.jaccard[i] == want.jaccard  # bit for bit: the same division
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(DOCUMENT, DOCUMENT), min_size=1, max_size=8), st.integers(1, 6))
+def test_batch_overlap_equals_reference_on_random_unicode(
+    pairs: list[tuple[str | None, str | None]], width: int
+) -> None:
+    _assert_batch_equals_reference(pairs, width)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(overlapping_pair(), min_size=1, max_size=5), st.sampled_from(["words", "chars"]))
+def test_batch_overlap_equals_reference_on_overlapping_texts(
+    pairs: list[tuple[str, str]], unit: str
+) -> None:
+    _assert_batch_equals_reference(pairs, 4 if unit == "words" else 6, unit)
+
+
+def test_batch_overlap_equals_reference_on_real_text() -> None:
+    # the sample corpus's documents against their neighbours, and the licences against each other
+    texts = [t for _, t in sample_corpus()][:200]
+    pairs = list(zip(texts, texts[1:], strict=False))
+    licences = list(licence_texts().values())
+    pairs += list(itertools.combinations(licences[:8], 2))
+    _assert_batch_equals_reference(pairs, 4)
+
+
+@pytest.mark.parametrize("size", [0, 1, 3])
+def test_batch_overlap_of_empty_batches_and_texts_without_words(size: int) -> None:
+    got = overlap_batch(
+        pa.array(["..."] * size, pa.string()), pa.array([None] * size, pa.string()), width=4
+    )
+    assert got.shared.tolist() == [0] * size
+    assert all(j != j for j in got.jaccard)  # NaN: nothing to compare

@@ -85,14 +85,18 @@ def _toml_value(value: Any) -> str:
 def run_settings(run_config: dict[str, Any]) -> list[str]:
     """The run's [input], [sketch] and [pairs] settings as section.key=value overrides.
 
+    A run made before pairs were verified has no ``pairs.verify``: its scores are estimates.
+
     >>> run_settings({"pairs": {"threshold": 0.7}, "spark": {"x": "1"}})
-    ['pairs.threshold=0.7']
+    ['pairs.threshold=0.7', 'pairs.verify=false']
     """
+    pairs = run_config.get("pairs", {})
+    older = [] if "verify" in pairs or not pairs else ["pairs.verify=false"]
     return [
         f"{section}.{key}={_toml_value(value)}"
         for section in RUN_SECTIONS
         for key, value in run_config.get(section, {}).items()
-    ]
+    ] + older
 
 
 def check_not_overriding_run(
@@ -238,7 +242,10 @@ def run(
         key = keep_key(corpus, keep=cfg.dedup.keep, text_column=text_column)
 
         verified = None
-        if cfg.verify.enabled:
+        if cfg.verify.enabled and cfg.pairs.verify:
+            log.info("the run verified its pairs: their jaccard is exact, nothing to verify again")
+            summary["verify"] = {"skipped": "the run's pairs are exact (pairs.verify = true)"}
+        elif cfg.verify.enabled:
             stage = time.monotonic()
             log.info("verifying pairs within %.3f of the cut %.3f", cfg.verify.margin, cut)
             to_verify = near_cut(pairs, cut=cut, margin=cfg.verify.margin)
@@ -259,7 +266,9 @@ def run(
 
         stage = time.monotonic()
         log.info("clustering pairs with jaccard >= %.3f", cut)
-        linking = decided_pairs(pairs, verified, cut=cut).localCheckpoint(eager=True)
+        linking = decided_pairs(
+            pairs, verified, cut=cut, exact=cfg.pairs.verify
+        ).localCheckpoint(eager=True)
         components = connected_components(linking, max_rounds=cfg.clusters.max_rounds)
         write_sorted(
             components.clusters, out.table("clusters"), [CLUSTER_ID, DOC_ID], partitions=partitions

@@ -130,14 +130,17 @@ def exact_scores(pairs: DataFrame, *, width: int, unit: str = "words") -> DataFr
     return pairs.select(DOC_A, DOC_B, JACCARD, TEXT_A, TEXT_B).mapInArrow(score_batches, schema)
 
 
-def decided_pairs(pairs: DataFrame, verified: DataFrame | None, *, cut: float) -> DataFrame:
+def decided_pairs(
+    pairs: DataFrame, verified: DataFrame | None, *, cut: float, exact: bool = False
+) -> DataFrame:
     """Pair table + verified pairs -> the pairs that link documents, plus ``verified``.
 
     A verified pair is decided on its exact Jaccard, which replaces the estimate in ``jaccard``;
-    every other pair on its estimate.
+    every other pair on its estimate. ``exact``: the pair table's scores are exact already (the
+    run verified every pair), so every pair is ``verified`` and nothing is recomputed.
     """
     if verified is None:
-        decided = pairs.withColumn(VERIFIED, F.lit(False))
+        decided = pairs.withColumn(VERIFIED, F.lit(exact))
     else:
         exact = verified.select(DOC_A, DOC_B, EXACT_JACCARD)
         decided = (

@@ -51,6 +51,8 @@ def workdir(spark: SparkSession, tmp_path_factory: pytest.TempPathFactory) -> Pa
             str(base / "run"),
             "--set",
             "pairs.max_exact_group=2",
+            "--set",
+            "pairs.verify=false",  # an estimate-only run: dedup's own verification is tested here
         ]
     )
     assert code == ExitCode.OK
@@ -197,3 +199,42 @@ def test_a_missing_run_is_bad_input_and_an_existing_output_is_kept(
     )
     assert missing == ExitCode.BAD_INPUT
     assert run_dedup(workdir, "first") == ExitCode.OUTPUT_EXISTS
+
+
+def test_a_verified_run_is_not_verified_again(workdir: Path) -> None:
+    # the default run's pairs are exact: dedup links on them as they are, every link verified
+    assert (
+        near_duplicates.main(
+            [
+                "--input",
+                str(workdir / "corpus.parquet"),
+                "--output",
+                str(workdir / "exact-run"),
+                "--set",
+                "pairs.max_exact_group=2",
+            ]
+        )
+        == ExitCode.OK
+    )
+    out = workdir / "exact-dedup"
+    code = dedup.main(
+        [
+            "--input",
+            str(workdir / "corpus.parquet"),
+            "--run",
+            str(workdir / "exact-run"),
+            "--output",
+            str(out),
+            "--set",
+            "verify.enabled=true",
+        ]
+    )
+    assert code == ExitCode.OK
+    summary = json.loads((out / "summary.json").read_text())
+    assert "skipped" in summary["verify"] and not (out / "verified").exists()
+    removed = table(out / "removed")
+    assert removed and all(r["verified"] for r in removed)
+    pairs = {(r["doc_a"], r["doc_b"]): r["jaccard"] for r in table(workdir / "exact-run" / "pairs")}
+    for r in removed:  # each link is a pair of the run, with the run's exact score
+        key = (min(r["doc_id"], r["linked_id"]), max(r["doc_id"], r["linked_id"]))
+        assert pairs[key] == r["jaccard"]

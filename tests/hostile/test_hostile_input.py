@@ -38,7 +38,7 @@ from testdata import library_row, sample_corpus
 from jobs import schemas
 from shingling.normalize import normalize_array, words
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 FULL = os.environ.get("SHINGLING_HOSTILE_FULL") == "1"
 N_TINY = 100_000
 # The job refuses the whole corpus for a repeated id and fails on invalid UTF-8 until the skip

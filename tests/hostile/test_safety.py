@@ -20,7 +20,7 @@ from testdata import SAMPLE_CORPUS
 from jobs import config as config_module
 from jobs.errors import ConfigError
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 SOURCES = sorted(p for d in ("shingling", "jobs", "bench") for p in (REPO / d).rglob("*.py"))
 
 CODE_BUILTINS = {"eval", "exec", "compile", "__import__"}

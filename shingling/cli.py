@@ -18,6 +18,7 @@ import sys
 import textwrap
 import time
 import tomllib
+import unicodedata
 from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -56,12 +57,48 @@ EXIT_INPUT = 3
 
 
 def read_parquet(path: Path, columns: list[str] | None = None) -> pa.Table:
-    """A Parquet file or directory (as Spark writes it) as one table."""
-    return ds.dataset(path, format="parquet").to_table(columns=columns)
+    """A Parquet file or directory (as Spark writes it) as one table.
+
+    Raises:
+        InputError: a file that is not Parquet, or columns of another type, naming the path.
+    """
+    try:
+        return ds.dataset(path, format="parquet").to_table(columns=columns)
+    except (pa.ArrowException, OSError, ValueError) as e:
+        raise InputError(f"cannot read {path} as Parquet: {e}") from e
 
 
 class InputError(Exception):
     """A missing or unreadable input: the message says which, and the command exits with 3."""
+
+
+_ESCAPED = frozenset({"Cc", "Cs", "Zl", "Zp"})
+_BIDI_CONTROLS = frozenset(
+    "\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
+)
+
+
+class UsageError(Exception):
+    """Arguments that cannot work with the input (a k other than the index's): exit 2."""
+
+
+def shown(value: Any) -> str:
+    """A value as text safe to print on a terminal: control characters (escape sequences, bells),
+    line separators and the bidirectional overrides that make text read backwards are written as
+    escapes; everything else (accents, scripts, emoji with their joiners) as it is.
+
+    >>> print(shown("a\x1b[31mb\u202ec"), shown(42), shown("été 文書 👩\u200d🚒"))
+    a\\x1b[31mb\\u202ec 42 été 文書 👩\u200d🚒
+    """
+    text = str(value)
+    if text.isprintable():
+        return text
+    return "".join(
+        c.encode("unicode_escape").decode("ascii")
+        if unicodedata.category(c) in _ESCAPED or c in _BIDI_CONTROLS
+        else c
+        for c in text
+    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -80,12 +117,16 @@ def read_text(source: str) -> str:
 
 def run_settings(path: Path) -> dict[str, Any]:
     """The resolved config a run saved beside its output (config.toml, else summary.json)."""
-    if (path / "config.toml").is_file():
-        return tomllib.loads((path / "config.toml").read_text(encoding="utf-8"))
-    if (path / "summary.json").is_file():
-        return dict(
-            json.loads((path / "summary.json").read_text(encoding="utf-8")).get("config", {})
-        )
+    try:
+        if (path / "config.toml").is_file():
+            return tomllib.loads((path / "config.toml").read_text(encoding="utf-8"))
+        if (path / "summary.json").is_file():
+            return dict(
+                json.loads((path / "summary.json").read_text(encoding="utf-8")).get("config", {})
+            )
+    except (ValueError, AttributeError, TypeError, OSError) as e:  # TOML, JSON, UTF-8 errors
+        name = "config.toml" if (path / "config.toml").is_file() else "summary.json"
+        raise InputError(f"cannot read {path / name}: {e}") from e
     return {}
 
 
@@ -293,8 +334,8 @@ def open_source(path: Path) -> Source:
     if (path / MANIFEST).is_file():
         try:
             reader = open_index(str(path))
-        except (IndexFormatError, ValueError) as e:
-            raise InputError(f"cannot open the index at {path}: {e}") from e
+        except (IndexFormatError, ValueError, KeyError, TypeError, AttributeError, OSError) as e:
+            raise InputError(f"cannot open the index at {path}: corrupt {MANIFEST}: {e!r}") from e
         return Source("index", reader, None, dict(reader.manifest.settings))
     if (path / "documents").is_dir():
         config = run_settings(path)
@@ -315,6 +356,13 @@ def query(args: argparse.Namespace) -> int:
     )
     unit = str(source.settings.get("unit", "words"))
     sample_mod = int(source.settings.get("sample_mod", 0))
+    for name, given in (("k", args.k), ("width", args.width)):
+        made = source.settings.get(name)
+        if given is not None and made is not None and int(given) != int(made):
+            raise UsageError(
+                f"--{name} {given}: the {source.kind} at {args.index} was made with {name} {made},"
+                " and sketches of another size or width share no hashes to compare; leave it out"
+            )
     text = read_text(args.file)
     started = time.perf_counter()
     try:
@@ -366,11 +414,11 @@ def format_matches(found: list[Match], k: int, *, with_containment: bool) -> str
       doc_id    matches  jaccard
       apt         20/20     1.00
     """
-    id_width = max(8, *(len(str(m.doc_id)) for m in found))
+    id_width = max(8, *(len(shown(m.doc_id)) for m in found))
     header = f"  {'doc_id':<{id_width}}  matches  jaccard"
     lines = [header + ("  containment" if with_containment else "")]
     for m in found:
-        line = f"  {m.doc_id!s:<{id_width}}  {m.matches:>4}/{k:<3} {m.jaccard:7.2f}"
+        line = f"  {shown(m.doc_id):<{id_width}}  {m.matches:>4}/{k:<3} {m.jaccard:7.2f}"
         if with_containment and m.containment is not None:
             line += f"  {m.containment:11.2f}"
         lines.append(line)
@@ -540,7 +588,7 @@ def explain(args: argparse.Namespace) -> int:
             )
         )
         return EXIT_OK
-    print(format_explained(e, args.a, args.b))
+    print(format_explained(e, shown(args.a), shown(args.b)))
     return EXIT_OK
 
 
@@ -550,7 +598,7 @@ def explain(args: argparse.Namespace) -> int:
 
 def _side_by_side(left: str, right: str, width: int = 58, lines: int = 6) -> str:
     def cut(text: str) -> list[str]:
-        wrapped = textwrap.wrap(" ".join(text.split()), width) or [""]
+        wrapped = textwrap.wrap(shown(" ".join(text.split())), width) or [""]
         return wrapped[:lines] + [""] * (lines - len(wrapped[:lines]))
 
     return "\n".join(f"  {a:<{width}} | {b}" for a, b in zip(cut(left), cut(right), strict=True))
@@ -629,7 +677,9 @@ def top(args: argparse.Namespace) -> int:
     def named(doc: Any) -> str:
         extra = copies.get(key[doc], 1) - 1 if doc in key else 0
         return (
-            f"{doc!s} (+{extra} exact cop{'y' if extra == 1 else 'ies'})" if extra > 0 else str(doc)
+            f"{shown(doc)} (+{extra} exact cop{'y' if extra == 1 else 'ies'})"
+            if extra > 0
+            else shown(doc)
         )
 
     for p in best:
@@ -750,7 +800,19 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return int(args.handler(args))
     except InputError as e:
-        print(f"error: {e}", file=sys.stderr)
+        print(f"error: {shown(e)}", file=sys.stderr)
+        return EXIT_INPUT
+    except UsageError as e:
+        print(f"error: {shown(e)}", file=sys.stderr)
+        return EXIT_USAGE
+    except (
+        pa.ArrowException,
+        UnicodeDecodeError,
+        tomllib.TOMLDecodeError,
+        json.JSONDecodeError,
+    ) as e:
+        # an output or index whose files are not what the job writes (edited, truncated, foreign)
+        print(f"error: cannot read the input: {shown(e)}", file=sys.stderr)
         return EXIT_INPUT
     except BrokenPipeError:
         # the reader went away (shingling explain A B | head): not a failure of ours; point stdout

@@ -315,7 +315,9 @@ class IndexReader:
                 )
         if not parts:
             return self._empty(table, columns)
-        found = pa.concat_tables(parts)
+        # segments written by different runs may differ in nullability (build_index copies a run's
+        # table, nightly writes its own) or integer width: one schema for all of them
+        found = pa.concat_tables(parts, promote_options="permissive")
         dead = self._dead_rows()
         if dead:
             live = [

@@ -8,7 +8,6 @@ run in process with the session fixture, before anything is read.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 from collections.abc import Callable
@@ -17,20 +16,10 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from hostile_helpers import snapshot
 
 from jobs.io import AtomicOutput
 from jobs.paths import PathConflictError, check_paths, relation, resolve_uri
-
-
-def snapshot(root: Path) -> dict[str, str]:
-    """Every file under ``root`` (itself included) with the digest of its bytes."""
-    if root.is_file():
-        return {str(root): hashlib.sha256(root.read_bytes()).hexdigest()}
-    return {
-        str(p): hashlib.sha256(p.read_bytes()).hexdigest()
-        for p in sorted(root.rglob("*"))
-        if p.is_file()
-    }
 
 
 def corpus_file(path: Path) -> Path:
@@ -113,7 +102,11 @@ def _case(entry: str, target: str, tmp: Path) -> tuple[Callable[[list[str]], int
     if entry == "near_duplicates":
         from jobs.near_duplicates import main
 
-        return main, ["--input", str(corpus), "--output", str(place(corpus, tmp)), "--overwrite"], data
+        return (
+            main,
+            ["--input", str(corpus), "--output", str(place(corpus, tmp)), "--overwrite"],
+            data,
+        )
     if entry.startswith("dedup"):
         from jobs.dedup import main
 
@@ -181,7 +174,9 @@ def test_a_dedup_output_inside_the_run_is_allowed(tmp_path: Path) -> None:
 # -- existing outputs that are not this job's: never deleted, with or without --overwrite --------
 
 
-@pytest.mark.parametrize("kind", ["plain file", "directory without summary", "another job's output"])
+@pytest.mark.parametrize(
+    "kind", ["plain file", "directory without summary", "another job's output"]
+)
 @pytest.mark.parametrize("overwrite", [False, True])
 def test_an_existing_foreign_output_is_never_deleted(
     spark, kind: str, overwrite: bool, tmp_path: Path

@@ -1,0 +1,116 @@
+"""Point 2: build_index and nightly say what they committed; an index of several runs reads whole.
+
+In process with the session fixture, on 90 documents of the sample corpus.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from hostile_helpers import snapshot
+
+from jobs import build_index, nightly
+from jobs import config as config_module
+from jobs.transforms import near_duplicate_pairs, sketch_documents
+from shingling import cli
+
+REPO = Path(__file__).resolve().parents[2]
+CORPUS = REPO / "data" / "sample" / "corpus.parquet"
+CFG = config_module.load(None, [])
+
+
+@pytest.fixture(scope="module")
+def corpus() -> pa.Table:
+    return pq.read_table(CORPUS, columns=["doc_id", "text"]).slice(0, 90)
+
+
+@pytest.fixture(scope="module")
+def full_run(spark, corpus: pa.Table, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A finished run of the first 50 documents, as jobs/near_duplicates.py writes one."""
+    run = tmp_path_factory.mktemp("hostile-index") / "full"
+    docs = spark.createDataFrame(corpus.slice(0, 50).to_pandas()).transform(
+        sketch_documents, width=CFG.sketch.width, k=CFG.sketch.k
+    )
+    docs.write.parquet(str(run / "documents"))
+    near_duplicate_pairs(
+        spark.read.parquet(str(run / "documents")),
+        threshold=CFG.pairs.threshold,
+        k=CFG.sketch.k,
+        max_exact_group=CFG.pairs.max_exact_group,
+    ).write.parquet(str(run / "pairs"))
+    (run / "config.toml").write_text(config_module.to_toml(CFG))
+    return run
+
+
+def build(run: Path, index: Path, pairs: Path, date: str = "2026-11-30") -> int:
+    args = ["--run", str(run), "--index", str(index), "--run-date", date, "--output", str(pairs)]
+    return build_index.main(args)
+
+
+def test_a_second_index_into_the_same_pair_table_commits_nothing(
+    spark, full_run: Path, tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
+    pairs = tmp_path / "pairs"
+    assert build(full_run, tmp_path / "first", pairs) == 0
+    capsys.readouterr()
+    before = snapshot(pairs)
+    assert build(full_run, tmp_path / "second", pairs) == 4
+    err = capsys.readouterr().err
+    assert f"{pairs}/run_date=2026-11-30 exists" in err and "nothing was committed" in err
+    assert not (tmp_path / "second" / "_manifest.json").exists()
+    assert not list((tmp_path / "second").glob("segments/*"))
+    assert snapshot(pairs) == before  # the first index's pairs, and no staging left
+
+
+def test_a_failure_after_the_commit_point_says_it_committed(
+    spark, full_run: Path, tmp_path: Path, capsys: pytest.CaptureFixture, monkeypatch
+) -> None:
+    from jobs.index_store import Files
+
+    def broken(self, src: str, dst: str) -> None:
+        raise OSError("the disk went away")
+
+    monkeypatch.setattr(Files, "rename_dir", broken)
+    assert build(full_run, tmp_path / "index", tmp_path / "pairs") == 1
+    err = capsys.readouterr().err
+    assert "IS COMMITTED as version 1" in err and "the next run on this index moves it" in err
+    assert (tmp_path / "index" / "_manifest.json").exists()
+    monkeypatch.undo()
+    # ... and the next run on the index publishes the partition before it does anything else
+    batch = tmp_path / "b.parquet"
+    pq.write_table(pq.read_table(CORPUS, columns=["doc_id", "text"]).slice(50, 5), batch)
+    assert nightly_main(tmp_path, batch, "2026-12-01") == 0
+    assert (tmp_path / "pairs" / "run_date=2026-11-30").is_dir()
+    assert not (tmp_path / "pairs" / "_staging").exists() or not any(
+        (tmp_path / "pairs" / "_staging").iterdir()
+    )
+
+
+def nightly_main(tmp: Path, batch: Path, date: str) -> int:
+    return nightly.main(
+        ["--batch", str(batch), "--index", str(tmp / "index"), "--output", str(tmp / "pairs")]
+        + ["--run-date", date]
+    )
+
+
+def test_an_index_of_a_build_and_two_nights_is_queried(
+    spark, corpus: pa.Table, full_run: Path, tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
+    assert build(full_run, tmp_path / "index", tmp_path / "pairs") == 0
+    for i, (start, date) in enumerate([(50, "2026-12-01"), (70, "2026-12-02")]):
+        batch = tmp_path / f"b{i}.parquet"
+        pq.write_table(corpus.slice(start, 20), batch)
+        assert nightly_main(tmp_path, batch, date) == 0
+    segments = sorted((tmp_path / "index" / "segments").iterdir())
+    assert len(segments) == 3
+    # one document of each segment finds itself (the reader concatenates the three segments)
+    for row in (0, 55, 85):
+        text = tmp_path / f"doc-{row}.txt"
+        text.write_text(corpus["text"][row].as_py())
+        capsys.readouterr()
+        assert cli.main(["query", str(tmp_path / "index"), str(text), "--json"]) == 0
+        found = [m["doc_id"] for m in __import__("json").loads(capsys.readouterr().out)["matches"]]
+        assert corpus["doc_id"][row].as_py() in found

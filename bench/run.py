@@ -38,11 +38,11 @@ BIN = REPO / ".venv" / "bin"
 PROPERTIES = REPO / "conf" / "spark-local.conf"
 ZIP = REPO / "dist" / "shingling.zip"
 SAMPLE = REPO / "data" / "sample" / "corpus.parquet"
-RUNNERS = ("scan", "pipeline", "verified", "mllib", "datasketch")
+RUNNERS = ("scan", "pipeline", "estimate", "mllib", "datasketch")
 LABELS = {
     "scan": "scan floor (Spark: read, sum lengths)",
-    "pipeline": "shingling (this pipeline, defaults)",
-    "verified": "shingling + exact verification (candidates at 0.4, decided at J ≥ 0.5)",
+    "pipeline": "shingling (defaults: every pair verified, exact Jaccard)",
+    "estimate": "shingling estimate-only (pairs.verify=false)",
     "mllib": "Spark MLlib MinHashLSH (5 tables)",
     "datasketch": "datasketch MinHashLSH (128 perm, 1 process)",
 }
@@ -53,12 +53,6 @@ PEER_CONF = {
     "spark.sql.adaptive.enabled": "true",
     "spark.sql.execution.arrow.maxRecordsPerBatch": "2000",
 }
-# The verified runner: the pipeline reports candidates down to this estimate (k = 20: 8 of 20
-# hashes; a pair of exact Jaccard 0.8 falls below with probability 1.5e-5), then jobs/dedup.py
-# recomputes every candidate's exact Jaccard from the texts and keeps those at or above the cut,
-# MinHashLSH's own rule (approxSimilarityJoin at Jaccard distance 0.5).
-VERIFIED_CANDIDATES = 0.4
-VERIFIED_CUT = 0.5
 
 
 @dataclass
@@ -169,12 +163,11 @@ def run_one(name: str, corpus: Corpus, out: Path, args: argparse.Namespace) -> R
             "bench/peers/scan.py", ["--input", str(corpus.path)], args.driver_memory, True
         )
         pairs = None
-    elif name == "pipeline":
-        target = out / "pipeline"
-        cmd = pipeline_cmd(corpus.path, target, args.set, args.driver_memory)
+    elif name in ("pipeline", "estimate"):
+        target = out / name
+        settings = [*args.set, *(["pairs.verify=false"] if name == "estimate" else [])]
+        cmd = pipeline_cmd(corpus.path, target, settings, args.driver_memory)
         pairs = target / "pairs"
-    elif name == "verified":
-        return run_verified(corpus, out, args)
     elif name == "mllib":
         pairs = out / "mllib-pairs"
         cmd = spark_submit(
@@ -204,8 +197,8 @@ def run_one(name: str, corpus: Corpus, out: Path, args: argparse.Namespace) -> R
     print(f"[bench] {name}: running ({LABELS[name]})", flush=True)
     status, wall, peak = measure(cmd, log, args.timeout)
     run = Run(name, status, wall, peak, cores, pairs if status == "ok" else None)
-    if name == "pipeline" and status == "ok":
-        summary = json.loads((out / "pipeline" / "summary.json").read_text())
+    if name in ("pipeline", "estimate") and status == "ok":
+        summary = json.loads((out / name / "summary.json").read_text())
         run.detail = {"stage_seconds": summary.get("stage_seconds"), "pairs": summary.get("pairs")}
     elif status == "ok":
         run.detail = last_json(log)
@@ -216,70 +209,6 @@ def run_one(name: str, corpus: Corpus, out: Path, args: argparse.Namespace) -> R
         }
     print(f"[bench] {name}: {status} in {wall:.1f} s, peak {peak / 2**30:.2f} GiB", flush=True)
     return run
-
-
-def run_verified(corpus: Corpus, out: Path, args: argparse.Namespace) -> Run:
-    """The pipeline at a low cut, then jobs/dedup.py verifying every candidate from the texts: two
-    processes, timed as one (their walls summed, the larger peak). Its pairs are the run's exact
-    copies and the candidates whose exact Jaccard reaches :data:`VERIFIED_CUT`, as dedup links them.
-    """
-    run_dir, dedup_dir = out / "verified-run", out / "verified-dedup"
-    settings = [*args.set, f"pairs.threshold={VERIFIED_CANDIDATES}"]
-    steps = [
-        pipeline_cmd(corpus.path, run_dir, settings, args.driver_memory),
-        spark_submit(
-            "jobs/dedup.py",
-            [
-                *("--input", str(corpus.path), "--run", str(run_dir)),
-                *("--output", str(dedup_dir), "--overwrite"),
-                "--set=verify.enabled=true",
-                "--set=verify.margin=1.0",
-                f"--set=clusters.min_jaccard={VERIFIED_CUT}",
-            ],
-            args.driver_memory,
-            False,
-        ),
-    ]
-    print(f"[bench] verified: running ({LABELS['verified']})", flush=True)
-    wall, peak, status = 0.0, 0, "ok"
-    for i, cmd in enumerate(steps):
-        log = out / f"verified.{i + 1}.log"
-        status, seconds, used = measure(cmd, log, args.timeout - wall)
-        wall, peak = wall + seconds, max(peak, used)
-        if status != "ok":
-            break
-    run = Run("verified", status, wall, peak, spark_cores())
-    if status == "ok":
-        pipeline = json.loads((run_dir / "summary.json").read_text())
-        dedup = json.loads((dedup_dir / "summary.json").read_text())
-        run.pairs = out / "verified-pairs.parquet"
-        pq.write_table(verified_pairs(run_dir / "pairs", dedup_dir / "verified"), run.pairs)
-        run.detail = {
-            "stage_seconds": {
-                "pipeline": pipeline.get("stage_seconds"),
-                "dedup": dedup.get("stage_seconds"),
-            },
-            "candidates": pipeline.get("pairs"),
-            "verify": dedup.get("verify"),
-        }
-    else:
-        run.detail = {  # the log of the step that failed
-            "log": str(log.relative_to(REPO)),
-            "tail": log.read_text(errors="replace")[-1500:],
-        }
-    print(f"[bench] verified: {status} in {wall:.1f} s, peak {peak / 2**30:.2f} GiB", flush=True)
-    return run
-
-
-def verified_pairs(pairs: Path, verified: Path, cut: float = VERIFIED_CUT) -> pa.Table:
-    """(doc_a, doc_b) decided as dedup decides with every candidate verified: a run's pair table's
-    exact copies (never verified, Jaccard 1 by construction) and the verified pairs whose exact
-    Jaccard reaches ``cut``."""
-    run = pq.read_table(pairs, columns=["doc_a", "doc_b", "exact_duplicate"])
-    copies = run.filter(pc.field("exact_duplicate")).select(["doc_a", "doc_b"])
-    checked = pq.read_table(verified, columns=["doc_a", "doc_b", "exact_jaccard"])
-    kept = checked.filter(pc.field("exact_jaccard") >= cut).select(["doc_a", "doc_b"])
-    return pa.concat_tables([copies, kept], promote_options="default")  # nullability differs
 
 
 # --- the report ---------------------------------------------------------------------------------
@@ -381,8 +310,11 @@ def pipeline_note(runs: list[Run]) -> str:
     if floor:
         text += (
             f" Start-up plus sketching: {(startup + s['sketch']) / floor:.2f}× the scan floor's "
-            f"{floor:.1f} s."
+            f"{floor:.1f} s; the whole run {p.wall / floor:.2f}× the scan floor."
         )
+    estimate = next((r.wall for r in runs if r.name == "estimate" and r.status == "ok"), None)
+    if estimate:
+        text += f" Verifying every pair costs {p.wall / estimate:.2f}× the estimate-only run."
     return text
 
 
@@ -454,7 +386,7 @@ def bench(args: argparse.Namespace) -> int:
     before = machine()
     corpus = build(CorpusSpec(docs=args.docs, seed=args.seed, skew=args.skew))
     out = WORK / "runs" / corpus.path.parent.name
-    if {"pipeline", "verified"} & set(args.only):
+    if {"pipeline", "estimate"} & set(args.only):
         warm_up(args)
     runs = [run_one(name, corpus, out, args) for name in args.only]
     quality, described = evaluate_runs(corpus, runs, args)

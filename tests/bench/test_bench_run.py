@@ -8,7 +8,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from bench.run import Run, measure, parse_args, table, verified_pairs
+from bench.run import Run, measure, parse_args, pipeline_note, table
 from bench.truth import Quality
 
 
@@ -44,29 +44,14 @@ def test_table_compares_with_the_floor_and_bounds_a_peer_that_timed_out() -> Non
     assert "> 600" in rows[2] and rows[3].count("–") == 10
 
 
-def test_verified_pairs_are_the_copies_and_the_candidates_at_the_cut(tmp_path) -> None:
-    pq.write_table(
-        pa.table(
-            {
-                "doc_a": [1, 1, 2, 5],
-                "doc_b": [2, 3, 4, 6],
-                "exact_duplicate": [True, False, False, False],
-            }
-        ),
-        tmp_path / "pairs.parquet",
-    )
-    # as dedup writes them: every candidate but the copies, with its exact Jaccard (null: no
-    # words), the ids declared not null
-    verified = pa.schema(
-        [
-            pa.field("doc_a", pa.int64(), nullable=False),
-            pa.field("doc_b", pa.int64(), nullable=False),
-            pa.field("exact_jaccard", pa.float64()),
-        ]
-    )
-    pq.write_table(
-        pa.table([[1, 2, 5], [3, 4, 6], [0.5, 0.49, None]], schema=verified),
-        tmp_path / "verified.parquet",
-    )
-    kept = verified_pairs(tmp_path / "pairs.parquet", tmp_path / "verified.parquet", cut=0.5)
-    assert sorted((r["doc_a"], r["doc_b"]) for r in kept.to_pylist()) == [(1, 2), (1, 3)]
+
+
+def test_the_note_gives_the_cost_of_verifying_against_the_estimate_only_run() -> None:
+    stages = {"sketch": 10.0, "pairs": 20.0, "total": 32.0}
+    runs = [
+        Run("scan", "ok", 10.0),
+        Run("pipeline", "ok", 45.0, detail={"stage_seconds": stages}),
+        Run("estimate", "ok", 36.0),
+    ]
+    note = pipeline_note(runs)
+    assert "1.25× the estimate-only run" in note and "4.50× the scan floor" in note, note

@@ -30,7 +30,7 @@ from pyspark.sql import functions as F
 from jobs import config as config_module
 from jobs.errors import BadInputError, OutputExistsError
 from jobs.index_store import IndexStore, hook
-from jobs.io import path_exists
+from jobs.io import path_exists, read_corpus
 from jobs.nightly import check_run_date, index_settings, write_options
 from jobs.paths import check_output_name, check_paths
 from jobs.schemas import DOC_ID, SKETCH
@@ -50,21 +50,49 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "--run-date", required=True, help="the date the full run stands for, YYYY-MM-DD"
     )
     parser.add_argument("--output", help="the pair table to start with the run's pairs")
+    parser.add_argument(
+        "--input",
+        help="the run's corpus, whose texts a verifying index keeps (default: the run's input,"
+        " as its summary.json records it)",
+    )
     return parser.parse_args(argv)
 
 
-def run_reads(run_path: str, pairs_path: str | None) -> dict[str, str | None]:
+def run_reads(
+    run_path: str, pairs_path: str | None, input_path: str | None = None
+) -> dict[str, str | None]:
     """The paths of the run that build_index reads (the index and --output must be apart)."""
     run_path = run_path.rstrip("/") or run_path
     return {
         "the run's documents (--run)": f"{run_path}/documents",
         "the run's config (--run)": f"{run_path}/config.toml",
         "the run's pairs (--run)": f"{run_path}/pairs" if pairs_path else None,
+        "the corpus (--input)": input_path,
     }
 
 
+def run_corpus(spark: SparkSession, run_path: str, input_path: str | None) -> str:
+    """The corpus the run read: ``input_path``, or the input its summary.json records."""
+    if input_path:
+        return input_path
+    summary = f"{run_path}/summary.json"
+    if not path_exists(spark, summary):
+        raise BadInputError(f"{summary} is missing: pass the run's corpus as --input")
+    text = "\n".join(r.value for r in spark.read.text(summary).collect())
+    try:
+        return str(json.loads(text)["input"])
+    except (ValueError, KeyError) as e:
+        raise BadInputError(f"{summary} names no input: pass the run's corpus as --input") from e
+
+
 def build(
-    spark: SparkSession, *, run_path: str, index_path: str, run_date: str, pairs_path: str | None
+    spark: SparkSession,
+    *,
+    run_path: str,
+    index_path: str,
+    run_date: str,
+    pairs_path: str | None,
+    input_path: str | None = None,
 ) -> dict[str, Any]:
     """Commit a full run's documents and pairs as version 1 of a new index; returns a summary."""
     started = time.monotonic()
@@ -76,6 +104,8 @@ def build(
             )
     cfg_text = "\n".join(r.value for r in spark.read.text(f"{run_path}/config.toml").collect())
     saved = tomllib.loads(cfg_text)
+    # a run made before verification existed has no pairs.verify: its scores are estimates
+    saved["pairs"].setdefault("verify", False)
     cfg = config_module.load(
         None, [f"{s}.{k}={json.dumps(v)}" for s in ("sketch", "pairs") for k, v in saved[s].items()]
     )
@@ -105,7 +135,17 @@ def build(
             rows = documents.count()
             files = max(1, -(-rows // options.rows_per_file))
             ordered = documents.repartitionByRange(files, DOC_ID).sortWithinPartitions(DOC_ID)
-            tx.write_documents(ordered, options)
+            written = tx.write_documents(ordered, options)
+            if cfg.pairs.verify:  # later nights verify their pairs with these documents' texts
+                source = run_corpus(spark, run_path, input_path)
+                corpus = read_corpus(
+                    spark,
+                    source,
+                    id_column=saved["input"]["id_column"],
+                    text_column=saved["input"]["text_column"],
+                )
+                sketched = written.where(F.col(SKETCH).isNotNull()).select(DOC_ID)
+                tx.write_texts(corpus.join(sketched, DOC_ID, "left_semi"), options)
             pairs_written = 0
             if pairs_path:
                 pairs = spark.read.parquet(f"{run_path}/pairs")
@@ -152,7 +192,8 @@ def main(argv: list[str] | None = None) -> int:
         check_output_name("--index", args.index)
         check_output_name("--output", args.output)
         check_paths(
-            {"--index": args.index, "--output": args.output}, run_reads(args.run, args.output)
+            {"--index": args.index, "--output": args.output},
+            run_reads(args.run, args.output, args.input),
         )
         defaults = config_module.load(None, [])
         return defaults.spark, lambda spark: build(
@@ -161,6 +202,7 @@ def main(argv: list[str] | None = None) -> int:
             index_path=args.index,
             run_date=run_date,
             pairs_path=args.output,
+            input_path=args.input,
         )
 
     return run_main(

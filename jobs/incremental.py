@@ -43,7 +43,8 @@ from jobs.schemas import (
     SKETCH,
     TEXT_HASH,
 )
-from jobs.transforms import GROUP, exact_groups, expand_groups, sketched_only
+from jobs.transforms import GROUP, Verification, exact_groups, expand_groups, sketched_only
+from jobs.verify import verify_candidates
 from shingling import probe
 from shingling.probe import IN_BATCH, PROBE
 
@@ -130,8 +131,13 @@ def nightly_pairs(
     k: int,
     max_exact_group: int,
     slices: int = 1,
+    verify: Verification | None = None,
 ) -> DataFrame:
     """Batch documents + live index -> the pair table rows that hold at least one batch document.
+
+    With ``verify`` (texts of the batch and of the live index), pairs are found down to the
+    candidate estimate and decided on their exact scores, as in the full run
+    (:func:`jobs.transforms.near_duplicate_pairs`).
 
     ``batch``: the batch's documents table (ids unique). ``index_documents``: the index's live rows
     (documents table columns), without the batch's ids (a document that arrives again is replaced).
@@ -150,7 +156,13 @@ def nightly_pairs(
     if index_documents is not None:
         old = sketched_only(index_documents).select(*cols).withColumn(IN_BATCH, F.lit(False))
         probing = old.unionByName(probing, allowMissingColumns=False)
-    found = probe_index(b_reps, probing, k=k, threshold=threshold, slices=slices).persist()
+    found = probe_index(
+        b_reps,
+        probing,
+        k=k,
+        threshold=threshold if verify is None else verify.candidate(threshold),
+        slices=slices,
+    ).persist()
     # computed here, once: the steps below read it several times, and two of them may start at
     # once (broadcasts), each scanning the index again while the cache is still empty
     found.count()
@@ -183,11 +195,17 @@ def nightly_pairs(
         .dropDuplicates(["lo", "hi"])
         .drop("lo", "hi")
     )
-    passed = (
-        against_index.unionByName(within_batch)
-        .withColumn(RELATION, F.lit(NEAR_DUPLICATE))
-        .persist()
-    )
+    passed = against_index.unionByName(within_batch).withColumn(RELATION, F.lit(NEAR_DUPLICATE))
+    if verify is not None:
+        passed = verify_candidates(
+            passed,
+            verify.texts,
+            width=verify.width,
+            unit=verify.unit,
+            threshold=threshold,
+            metrics=verify.metrics,
+        )
+    passed = passed.persist()
 
     # every member, in index and batch, of the texts involved, grouped as the full run groups them:
     # the indexed copies of a scored text met the same batch texts, and those of a batch text were

@@ -66,6 +66,7 @@ from shingling.index import (
     POSTINGS,
     SEGMENT,
     SUPERSEDED,
+    TEXTS,
     VERSIONS,
     Manifest,
     SegmentInfo,
@@ -76,6 +77,12 @@ from shingling.index import (
 log = logging.getLogger("shingling")
 
 STAGING = "_staging"
+
+
+class MissingTextsError(ShinglingError):
+    """The index keeps no texts for a segment whose documents a verified pair needs."""
+
+    exit_code = ExitCode.BAD_INPUT
 
 
 class AlreadyCommittedError(ShinglingError):
@@ -259,6 +266,30 @@ class IndexStore:
             docs = docs.join(dead, [DOC_ID, SEGMENT], "left_anti")
         return docs
 
+    def live_texts(self, manifest: Manifest) -> DataFrame | None:
+        """(doc_id, segment, text) of every segment's documents (join on both to the live rows),
+        or None for an empty index.
+
+        Raises:
+            MissingTextsError: a segment has no texts (it was written with pairs.verify = false).
+        """
+        if not manifest.segments:
+            return None
+        parts = []
+        for s in manifest.segments:
+            path = f"{segment_path(self.root, s.id)}/{TEXTS}"
+            if not self.files.exists(path):
+                raise MissingTextsError(
+                    f"index segment {s.id} (run {s.run_date}) keeps no texts, so the pairs its"
+                    " documents make cannot be verified: it was written with pairs.verify = false."
+                    " Run the nightly with --set pairs.verify=false, or build a new index"
+                )
+            parts.append(self.spark.read.parquet(path).withColumn(SEGMENT, F.lit(s.id)))
+        texts = parts[0]
+        for part in parts[1:]:
+            texts = texts.unionByName(part)
+        return texts
+
     def begin(self, base: Manifest, run_date: str, run_id: str) -> Transaction:
         return Transaction(self, base, run_date, run_id)
 
@@ -274,6 +305,7 @@ class Transaction:
         self.segment_id = f"{base.version + 1:06d}-{run_id}"
         self.segment = segment_path(store.root, self.segment_id)
         self.documents_path = f"{self.segment}/{DOCUMENTS}"
+        self.texts_path = f"{self.segment}/{TEXTS}"
         self.staged_pairs = (
             f"{store.pairs}/{STAGING}/{run_id}/run_date={run_date}" if store.pairs else None
         )
@@ -294,6 +326,12 @@ class Transaction:
             self.documents_path
         )
         return self.store.spark.read.parquet(self.documents_path)
+
+    def write_texts(self, texts: DataFrame, options: WriteOptions) -> None:
+        """Write the run's (doc_id, text) as the segment's texts, zstd-compressed, sorted by id."""
+        texts.sortWithinPartitions(DOC_ID).write.option("compression", "zstd").option(
+            "parquet.block.size", str(options.row_group_bytes)
+        ).parquet(self.texts_path)
 
     def stage_pairs(self, pairs: DataFrame) -> None:
         assert self.staged_pairs is not None

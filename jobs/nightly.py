@@ -49,11 +49,20 @@ from jobs.index_store import (
 )
 from jobs.io import check_job_paths, read_corpus
 from jobs.near_duplicates import count_documents
-from jobs.schemas import DOC_ID, EXACT, SKIP_DUPLICATE_ID, SKIP_NULL_ID, SKIP_REASON, TEXT
+from jobs.schemas import (
+    DOC_ID,
+    EXACT,
+    SKETCH,
+    SKIP_DUPLICATE_ID,
+    SKIP_NULL_ID,
+    SKIP_REASON,
+    TEXT,
+)
 from jobs.session import Work, run_main
-from jobs.transforms import REPEATED_ID, sketch_documents
+from jobs.transforms import REPEATED_ID, Verification, sketch_documents
+from jobs.verify import VerifyMetrics
 from shingling import probe
-from shingling.index import Manifest
+from shingling.index import SEGMENT, Manifest
 
 log = logging.getLogger("shingling")
 
@@ -101,6 +110,9 @@ def index_settings(cfg: config_module.Config) -> dict[str, Any]:
         "k": cfg.sketch.k,
         "threshold": cfg.pairs.threshold,
         "max_exact_group": cfg.pairs.max_exact_group,
+        # a verified index keeps its texts, and its pairs hold exact scores
+        "verify": cfg.pairs.verify,
+        **({"candidate_margin": cfg.pairs.candidate_margin} if cfg.pairs.verify else {}),
     }
 
 
@@ -254,6 +266,28 @@ def run(
             log.info(
                 "pairing the batch with itself and with %d indexed documents", base.live_documents
             )
+            verification = None
+            if cfg.pairs.verify:
+                # the batch's texts go into the segment, so that later nights can verify the
+                # pairs they make with these documents
+                batch_texts = corpus.join(
+                    documents.where(F.col(SKETCH).isNotNull()).select(DOC_ID), DOC_ID, "left_semi"
+                ).select(DOC_ID, TEXT)
+                tx.write_texts(batch_texts, options)
+                texts = spark.read.parquet(tx.texts_path)
+                indexed = store.live_texts(base)
+                if indexed is not None and others is not None:
+                    live_ids = others.select(DOC_ID, SEGMENT)
+                    texts = texts.unionByName(
+                        indexed.join(live_ids, [DOC_ID, SEGMENT], "left_semi").select(DOC_ID, TEXT)
+                    )
+                verification = Verification(
+                    texts,
+                    cfg.sketch.width,
+                    cfg.sketch.unit,
+                    cfg.pairs.candidate_margin,
+                    VerifyMetrics(),
+                )
             pairs = nightly_pairs(
                 documents,
                 others,
@@ -261,6 +295,7 @@ def run(
                 k=cfg.sketch.k,
                 max_exact_group=cfg.pairs.max_exact_group,
                 slices=probe.slices(counts["sketched"], cfg.index.probe_documents),
+                verify=verification,
             )
             tx.stage_pairs(pairs)
             spark.catalog.clearCache()  # the pair stage's persisted intermediates
@@ -286,7 +321,12 @@ def run(
             summary["pairs"] = {
                 "written": int(row["pairs"]),
                 "exact_duplicates": int(row["exact"] or 0),
+                "scores": "exact" if verification else "estimate",
             }
+            if verification and verification.metrics:
+                summary["pairs"]["verification"] = verification.metrics.as_dict(
+                    threshold=cfg.pairs.threshold
+                )
             stage = time.monotonic()
             new = tx.commit(
                 settings,

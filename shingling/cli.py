@@ -683,8 +683,15 @@ def top(args: argparse.Namespace) -> int:
         )
 
     for p in best:
+        # a verified run's jaccard is exact, and its sketch's estimate is shown beside it
+        estimate = p.get("jaccard_estimate")
+        scored = (
+            f"jaccard {p['jaccard']:.2f} (estimate {estimate:.2f})"
+            if estimate is not None and estimate != p["jaccard"]
+            else f"jaccard {p['jaccard']:.2f}"
+        )
         print(
-            f"\n{named(p['doc_a'])} ~ {named(p['doc_b'])}: jaccard {p['jaccard']:.2f}, "
+            f"\n{named(p['doc_a'])} ~ {named(p['doc_b'])}: {scored}, "
             f"{p['matches']} shared sketch hashes, {p['shingles_a']} and {p['shingles_b']} shingles"
         )
         if texts:

@@ -24,6 +24,9 @@ Layout
                                    row groups' min/max statistics bound the hashes each can hold
           superseded/*.parquet     doc_id, segment: the rows of earlier segments that this run's
                                    documents replace (a document that arrived again under its id)
+          texts/*.parquet          doc_id, text: the run's texts (zstd), read back only to verify
+                                   the pairs a later batch makes with these documents (an index
+                                   made with pairs.verify = false has none)
 
 Types: ``doc_id`` is the corpus' id type (integer or string); ``hash`` and ``sketch`` elements are
 signed 64-bit integers (see shingling/hashing.py); ``added`` is the run date (``YYYY-MM-DD``) of the
@@ -81,6 +84,7 @@ SEGMENTS = "segments"
 DOCUMENTS = "documents"
 POSTINGS = "postings"
 SUPERSEDED = "superseded"
+TEXTS = "texts"
 
 # Columns of the index tables (the documents table's own names are in jobs/schemas.py; repeated
 # here because this module must not import pyspark).

@@ -60,8 +60,9 @@ class RunData:
 
     Attributes:
         summary: OUT/summary.json as written by the job.
-        jaccard_near: Jaccard estimates of the pairs that are not exact duplicates.
-        jaccard_exact: Jaccard estimates of the exact-duplicate pairs (all 1.0).
+        jaccard_near: the ``jaccard`` of the pairs that are not exact duplicates (exact, or the
+            estimates of a run made with pairs.verify = false).
+        jaccard_exact: the ``jaccard`` of the exact-duplicate pairs (all 1.0).
         cluster_kind: "near-duplicate clusters" (from dedup/clusters) or "exact-duplicate groups".
         cluster_sizes: the size of every cluster of two or more documents.
         largest: the largest clusters, with members and an excerpt when the corpus was readable.
@@ -438,6 +439,13 @@ def _similarity_section(run: RunData, threshold: float | None) -> str:
     near = histogram(run.jaccard_near)
     exact = histogram(run.jaccard_exact)
     labels = [f"{i / JACCARD_BINS:.2f}" for i in range(JACCARD_BINS)]
+    # a run that verified its pairs (the default) wrote exact scores; an estimate-only run, the
+    # sketches' estimates
+    score = (
+        "exact Jaccard"
+        if run.summary.get("pairs", {}).get("scores") == "exact"
+        else "Jaccard estimate"
+    )
     # start the axis at the first bin that can hold a pair: no pair below the threshold is written
     first = min([i for i in range(JACCARD_BINS) if near[i] or exact[i]], default=0)
     if threshold is not None:
@@ -448,8 +456,8 @@ def _similarity_section(run: RunData, threshold: float | None) -> str:
             ("exact duplicates", exact[first:], EXACT_COLOR),
             ("near duplicates", near[first:], NEAR_COLOR),
         ],
-        title="Pairs by Jaccard estimate",
-        x_label="Jaccard estimate (bin start; bins of 0.05)",
+        title=f"Pairs by {score}",
+        x_label=f"{score} (bin start; bins of 0.05)",
         y_label="pairs",
         chart_id="similarity-chart",
     )

@@ -28,7 +28,7 @@ from jobs import build_index, nightly
 from jobs import config as config_module
 from jobs.incremental import current_pairs
 from jobs.index_store import TEST_HOOK_ENV, AlreadyCommittedError
-from jobs.transforms import near_duplicate_pairs, sketch_documents
+from jobs.transforms import Verification, near_duplicate_pairs, sketch_documents
 from shingling.index import open_index
 
 REPO = Path(__file__).resolve().parents[2]
@@ -42,15 +42,16 @@ def corpus() -> pa.Table:
 
 
 def full_pairs(spark: SparkSession, table: pa.Table) -> DataFrame:
-    """The pair table of one full run over ``table`` (no posting cap: the nightly has none)."""
-    docs = spark.createDataFrame(table.to_pandas()).transform(
-        sketch_documents, width=CFG.sketch.width, k=CFG.sketch.k
-    )
+    """The pair table of one full run over ``table`` (no posting cap: the nightly has none),
+    every pair verified against the texts as the default job does."""
+    texts = spark.createDataFrame(table.to_pandas())
+    docs = texts.transform(sketch_documents, width=CFG.sketch.width, k=CFG.sketch.k)
     return near_duplicate_pairs(
         docs,
         threshold=CFG.pairs.threshold,
         k=CFG.sketch.k,
         max_exact_group=CFG.pairs.max_exact_group,
+        verify=Verification(texts, CFG.sketch.width, CFG.sketch.unit, CFG.pairs.candidate_margin),
     )
 
 
@@ -122,9 +123,9 @@ def test_index_built_from_a_full_run_continues_nightly(spark, corpus, tmp_path):
     # the full run's output, as jobs/near_duplicates.py writes it
     run_dir = tmp_path / "full"
     part = corpus.take(pa.array(first))
-    docs = spark.createDataFrame(part.to_pandas()).transform(
-        sketch_documents, width=CFG.sketch.width, k=CFG.sketch.k
-    )
+    pq.write_table(part, tmp_path / "first.parquet")
+    texts = spark.createDataFrame(part.to_pandas())
+    docs = texts.transform(sketch_documents, width=CFG.sketch.width, k=CFG.sketch.k)
     docs.write.parquet(str(run_dir / "documents"))
     documents = spark.read.parquet(str(run_dir / "documents"))
     near_duplicate_pairs(
@@ -132,8 +133,10 @@ def test_index_built_from_a_full_run_continues_nightly(spark, corpus, tmp_path):
         threshold=CFG.pairs.threshold,
         k=CFG.sketch.k,
         max_exact_group=CFG.pairs.max_exact_group,
+        verify=Verification(texts, CFG.sketch.width, CFG.sketch.unit, CFG.pairs.candidate_margin),
     ).write.parquet(str(run_dir / "pairs"))
     (run_dir / "config.toml").write_text(config_module.to_toml(CFG))
+    (run_dir / "summary.json").write_text(json.dumps({"input": str(tmp_path / "first.parquet")}))
 
     built = build_index.build(
         spark, run_path=str(run_dir), index_path=str(tmp_path / "index"), run_date="2026-11-30",
@@ -341,3 +344,22 @@ def test_killed_runs_change_nothing_and_the_next_run_succeeds(spark, corpus, tmp
     )
     listed = {s.id for s in open_index(str(tmp_path / "index")).manifest.segments}
     assert {p.name for p in (tmp_path / "index" / "segments").iterdir()} == listed
+
+
+def test_a_segment_without_texts_is_refused_never_left_unverified(spark, corpus, tmp_path):
+    # the texts of indexed documents verify the pairs a later batch makes with them: an index
+    # whose segment lost them fails with a message naming the segment, and commits nothing
+    from jobs.index_store import MissingTextsError
+
+    first = write_batch(corpus, np.arange(0, 60), tmp_path / "b0.parquet")
+    run_night(spark, tmp_path, first, "2026-12-01")
+    (texts,) = (tmp_path / "index" / "segments").glob("*/texts")
+    assert any(texts.glob("*.parquet"))  # the night kept its batch's texts
+    for f in texts.iterdir():
+        f.unlink()
+    texts.rmdir()
+    before = (tmp_path / "index" / "_manifest.json").read_text()
+    second = write_batch(corpus, np.arange(60, 90), tmp_path / "b1.parquet")
+    with pytest.raises(MissingTextsError, match="keeps no texts"):
+        run_night(spark, tmp_path, second, "2026-12-02")
+    assert (tmp_path / "index" / "_manifest.json").read_text() == before

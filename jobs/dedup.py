@@ -39,7 +39,7 @@ from pyspark.sql import functions as F
 from jobs import config as config_module
 from jobs.clusters import CLUSTER_ID, CLUSTER_SIZE, connected_components
 from jobs.errors import BadInputError, ConfigError
-from jobs.io import AtomicOutput, check_job_paths, path_exists, read_corpus
+from jobs.io import AtomicOutput, check_job_paths, path_exists, quoted, read_corpus
 from jobs.keep import (
     choose_kept,
     deduplicated_corpus,
@@ -177,7 +177,7 @@ def write_sorted(df: DataFrame, path: str, keys: list[str | Column], *, partitio
 
 def check_documents_present(clusters: DataFrame, corpus: DataFrame, *, id_column: str) -> None:
     """Refuse a corpus that lacks documents of the run's pairs: it is not the run's corpus."""
-    ids = corpus.select(corpus[id_column].alias(DOC_ID))
+    ids = corpus.select(corpus[quoted(id_column)].alias(DOC_ID))
     missing = [
         r[DOC_ID]
         for r in clusters.join(ids, DOC_ID, "left_anti").orderBy(DOC_ID).limit(5).collect()
@@ -293,7 +293,7 @@ def run(
         write_sorted(
             deduplicated_corpus(corpus, removed, id_column=id_column),
             out.table("corpus"),
-            [corpus[id_column], corpus[text_column]],
+            [corpus[quoted(id_column)], corpus[quoted(text_column)]],
             partitions=partitions,
         )
         written = spark.read.parquet(out.table("corpus")).count()

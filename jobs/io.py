@@ -83,9 +83,18 @@ def qualified(spark: SparkSession | None, path: str) -> str:
     return str(fs.makeQualified(hpath).toUri().toString())
 
 
+def quoted(name: str) -> str:
+    """A column name quoted for Spark, so that a dot in it is part of the name, not a struct field.
+
+    >>> quoted("my.id"), quoted("a`b")
+    ('`my.id`', '`a``b`')
+    """
+    return "`" + name.replace("`", "``") + "`"
+
+
 def column(name: str) -> Column:
     """A top-level column by its exact name (a dot in it is part of the name, not a struct field)."""
-    return F.col("`" + name.replace("`", "``") + "`")
+    return F.col(quoted(name))
 
 
 def _first_line(error: BaseException) -> str:
@@ -137,11 +146,10 @@ def read_corpus(spark: SparkSession, path: str, *, id_column: str, text_column: 
     check_parquet_files(path)  # a local input: a file that is not Parquet is named
     try:
         corpus = spark.read.parquet(path)
-        if id_column in corpus.schema.fieldNames() and _mixed_integer_ids(path, id_column):
+        wide = _widened(corpus.schema, id_column) if id_column in corpus.columns else None
+        if wide is not None and _mixed_integer_ids(path, id_column):
             # Spark takes one file's schema: a file with wider integer ids would fail to read
-            wide = _widened(corpus.schema, id_column)
-            if wide is not None:
-                corpus = spark.read.schema(wide).parquet(path)
+            corpus = spark.read.schema(wide).parquet(path)
     except AnalysisException as e:
         raise BadInputError(f"cannot read {path} as Parquet: {e.getMessage()}") from e
     except Exception as e:  # a file that is not Parquet fails inside the footer reader

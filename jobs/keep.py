@@ -21,6 +21,7 @@ from pyspark.sql.types import (
 
 from jobs.clusters import CLUSTER_ID
 from jobs.errors import BadInputError
+from jobs.io import quoted
 from jobs.schemas import DOC_A, DOC_B, DOC_ID, EXACT, JACCARD
 from jobs.verify import VERIFIED
 
@@ -43,7 +44,7 @@ def keep_key(corpus: DataFrame, *, keep: str, text_column: str) -> Column | None
     if keep == SMALLEST_ID:
         return None
     if keep == LONGEST:
-        return F.length(corpus[text_column])
+        return F.length(corpus[quoted(text_column)])
     name = keep.removeprefix(COLUMN_PREFIX)
     if name not in corpus.columns:
         raise BadInputError(
@@ -55,12 +56,12 @@ def keep_key(corpus: DataFrame, *, keep: str, text_column: str) -> Column | None
             f"dedup.keep column {name!r} is {corpus.schema[name].dataType.simpleString()};"
             " it must be a number, a string, a date or a timestamp"
         )
-    return corpus[name]
+    return corpus[quoted(name)]
 
 
 def keep_keys(corpus: DataFrame, *, id_column: str, key: Column) -> DataFrame:
     """Raw corpus -> (doc_id, keep_key)."""
-    return corpus.select(corpus[id_column].alias(DOC_ID), key.alias(KEEP_KEY))
+    return corpus.select(corpus[quoted(id_column)].alias(DOC_ID), key.alias(KEEP_KEY))
 
 
 def choose_kept(clusters: DataFrame, keys: DataFrame | None, *, descending: bool) -> DataFrame:
@@ -112,4 +113,4 @@ def removed_documents(kept: DataFrame, pairs: DataFrame) -> DataFrame:
 def deduplicated_corpus(corpus: DataFrame, removed: DataFrame, *, id_column: str) -> DataFrame:
     """Raw corpus + removed table -> the corpus rows not removed, with the corpus's own columns."""
     ids = removed.select(F.col(DOC_ID).alias("_removed_id"))
-    return corpus.join(ids, corpus[id_column] == ids["_removed_id"], "left_anti")
+    return corpus.join(ids, corpus[quoted(id_column)] == ids["_removed_id"], "left_anti")

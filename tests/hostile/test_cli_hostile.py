@@ -115,3 +115,21 @@ def test_a_stray_file_in_a_run_exits_3_naming_the_folder(
     # each command reads what it needs: query reads no pairs, the report no documents table
     assert codes == [3, 3, 0] if folder == "documents" else [3, 0, 3], err
     assert "Traceback" not in err and folder in err
+
+
+def test_an_output_holding_an_invalid_utf8_id_exits_3(
+    tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
+    # the jobs refuse such ids now (test_inputs.py); an output written before, or by another tool,
+    # still must not crash the command
+    run = fake_run(tmp_path / "run")
+    bad = pa.array([b"b\xffad", b"plain"], pa.binary()).view(pa.string())
+    table = pq.read_table(run / "documents").set_column(0, "doc_id", bad)
+    pq.write_table(table, run / "documents" / "part-0.parquet")
+    pairs = pq.read_table(run / "pairs")
+    pairs = pairs.set_column(0, "doc_a", bad.slice(0, 1)).set_column(1, "doc_b", bad.slice(1, 1))
+    pq.write_table(pairs, run / "pairs" / "part-0.parquet")
+    codes = [cli.main(["top", str(run)]), cli.main(["query", str(run), str(run / "doc.txt")])]
+    err = capsys.readouterr().err
+    assert codes == [3, 3], err
+    assert "Traceback" not in err

@@ -100,6 +100,14 @@ def test_a_glob_input_and_a_dotted_id_column(
     code = run(args)
     assert code == 0, capsys.readouterr().err[-3000:]
     assert sorted(pq.read_table(out / "documents")["doc_id"].to_pylist()) == ["d0", "d1", "d2"]
+    # dedup reads the same corpus: its output is beside the run's tables, not over them
+    from jobs.dedup import main as dedup
+
+    args = ["--input", f"{corpus}/p-*.parquet", "--run", str(out), "--output", str(out / "dedup")]
+    code = dedup([*args, "--set", "input.id_column=my.id", "--set", "dedup.keep=smallest_id"])
+    assert code == 0, capsys.readouterr().err[-3000:]
+    kept = pq.read_table(out / "dedup" / "corpus")
+    assert set(kept["my.id"].to_pylist()) <= {"d0", "d1", "d2"} and kept.num_rows >= 2
     assert snapshot(corpus) == before
     # a glob that matches nothing is a missing input
     assert run(["--input", f"{corpus}/q-*.parquet", "--output", str(tmp_path / "o2")]) == 3

@@ -13,13 +13,10 @@ import pytest
 from hostile_helpers import snapshot
 
 from jobs import build_index, nightly
-from jobs import config as config_module
-from jobs.transforms import near_duplicate_pairs, sketch_documents
 from shingling import cli
 
 REPO = Path(__file__).resolve().parents[2]
 CORPUS = REPO / "data" / "sample" / "corpus.parquet"
-CFG = config_module.load(None, [])
 
 
 @pytest.fixture(scope="module")
@@ -29,20 +26,13 @@ def corpus() -> pa.Table:
 
 @pytest.fixture(scope="module")
 def full_run(spark, corpus: pa.Table, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A finished run of the first 50 documents, as jobs/near_duplicates.py writes one."""
-    run = tmp_path_factory.mktemp("hostile-index") / "full"
-    docs = spark.createDataFrame(corpus.slice(0, 50).to_pandas()).transform(
-        sketch_documents, width=CFG.sketch.width, k=CFG.sketch.k
-    )
-    docs.write.parquet(str(run / "documents"))
-    near_duplicate_pairs(
-        spark.read.parquet(str(run / "documents")),
-        threshold=CFG.pairs.threshold,
-        k=CFG.sketch.k,
-        max_exact_group=CFG.pairs.max_exact_group,
-    ).write.parquet(str(run / "pairs"))
-    (run / "config.toml").write_text(config_module.to_toml(CFG))
-    return run
+    """A finished run of jobs/near_duplicates.py over the first 50 documents."""
+    from jobs.near_duplicates import main
+
+    root = tmp_path_factory.mktemp("hostile-index")
+    pq.write_table(corpus.slice(0, 50), root / "first.parquet")
+    assert main(["--input", str(root / "first.parquet"), "--output", str(root / "full")]) == 0
+    return root / "full"
 
 
 def build(run: Path, index: Path, pairs: Path, date: str = "2026-11-30") -> int:
@@ -79,14 +69,13 @@ def test_a_failure_after_the_commit_point_says_it_committed(
     assert "IS COMMITTED as version 1" in err and "the next run on this index moves it" in err
     assert (tmp_path / "index" / "_manifest.json").exists()
     monkeypatch.undo()
-    # ... and the next run on the index publishes the partition before it does anything else
-    batch = tmp_path / "b.parquet"
-    pq.write_table(pq.read_table(CORPUS, columns=["doc_id", "text"]).slice(50, 5), batch)
-    assert nightly_main(tmp_path, batch, "2026-12-01") == 0
+    # ... and the next run on the index (its first step, under the lock) publishes the partition
+    from jobs.index_store import IndexStore
+
+    store = IndexStore(spark, str(tmp_path / "index"), str(tmp_path / "pairs"))
+    assert store.recover(store.manifest())["pair_partitions_published"] == 1
     assert (tmp_path / "pairs" / "run_date=2026-11-30").is_dir()
-    assert not (tmp_path / "pairs" / "_staging").exists() or not any(
-        (tmp_path / "pairs" / "_staging").iterdir()
-    )
+    assert not any((tmp_path / "pairs" / "_staging").iterdir())
 
 
 def nightly_main(tmp: Path, batch: Path, date: str) -> int:

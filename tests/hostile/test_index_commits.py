@@ -103,3 +103,51 @@ def test_an_index_of_a_build_and_two_nights_is_queried(
         assert cli.main(["query", str(tmp_path / "index"), str(text), "--json"]) == 0
         found = [m["doc_id"] for m in __import__("json").loads(capsys.readouterr().out)["matches"]]
         assert corpus["doc_id"][row].as_py() in found
+
+
+def test_the_reader_unifies_segments_that_differ_in_nullability(tmp_path: Path) -> None:
+    # the cheap form of the test above: two segments, one with 'not null' columns (as nightly
+    # writes them), one without (as build_index copies a run's table), read by pyarrow alone
+    from shingling.index import Manifest, SegmentInfo, open_index, segment_path
+
+    strict = pa.schema(
+        [
+            pa.field("doc_id", pa.string()),
+            pa.field("n_shingles", pa.int64(), nullable=False),
+            pa.field("sketch", pa.list_(pa.field("element", pa.int64(), nullable=False))),
+            pa.field("added", pa.string(), nullable=False),
+        ]
+    )
+    loose = pa.schema(
+        [
+            pa.field("doc_id", pa.string()),
+            pa.field("n_shingles", pa.int64()),
+            pa.field("sketch", pa.list_(pa.int64())),
+            pa.field("added", pa.string()),
+        ]
+    )
+    segments = []
+    for i, schema in enumerate([loose, strict]):
+        sid = f"00000{i + 1}-abc"
+        root = Path(segment_path(str(tmp_path), sid))
+        for table in ("documents", "postings", "superseded"):
+            (root / table).mkdir(parents=True)
+        docs = pa.table(
+            {"doc_id": [f"d{i}"], "n_shingles": [3], "sketch": [[1, 2, 3]], "added": ["x"]},
+            schema=schema,
+        )
+        pq.write_table(docs, root / "documents" / "part-0.parquet")
+        pq.write_table(
+            pa.table({"hash": [1, 2, 3], "doc_id": [f"d{i}"] * 3}), root / "postings" / "p.parquet"
+        )
+        pq.write_table(
+            pa.table({"doc_id": pa.array([], pa.string()), "segment": pa.array([], pa.string())}),
+            root / "superseded" / "s.parquet",
+        )
+        segments.append(SegmentInfo(sid, f"2026-12-0{i + 1}", 1, 3, 0))
+    manifest = Manifest(2, "", "string", {"k": 20}, tuple(segments), {}, 2, 6)
+    (tmp_path / "_manifest.json").write_text(manifest.to_json())
+    reader = open_index(str(tmp_path))
+    found = reader.documents(["d0", "d1"], columns=("doc_id", "n_shingles", "sketch"))
+    assert sorted(found["doc_id"].to_pylist()) == ["d0", "d1"]
+    assert sorted(reader.postings([2])["doc_id"].to_pylist()) == ["d0", "d1"]

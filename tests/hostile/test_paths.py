@@ -210,3 +210,16 @@ def test_a_previous_output_of_the_job_is_replaced(spark, tmp_path: Path) -> None
     staged.commit()
     assert json.loads((out / "summary.json").read_text())["new"] is True
     assert sorted(os.listdir(tmp_path)) == ["out"]
+
+
+def test_a_file_uri_and_a_relative_path_are_the_same_place(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    corpus_file(tmp_path / "corpus" / "part-0.parquet")
+    for written in (f"file://{tmp_path}/corpus", f"file:{tmp_path}", f"{tmp_path}/./corpus/"):
+        with pytest.raises(PathConflictError, match="corpus"):
+            check_paths({"--output": written}, {"--input": "corpus"})
+    with pytest.raises(PathConflictError):  # a glob reads everything under its literal prefix
+        check_paths({"--output": f"{tmp_path}/corpus/x"}, {"--input": "corpus/*.parquet"})
+    check_paths({"--output": "corpus-out"}, {"--input": "corpus"})  # a sibling, not inside

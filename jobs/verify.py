@@ -273,7 +273,11 @@ def verify_candidates(
     are bounded in bytes by ``spark.sql.execution.arrow.maxBytesPerBatch``, so two very long texts
     travel alone. A candidate whose text is missing fails the job (:class:`MissingTextError`):
     a pair is never written unverified.
+
+    ``candidates`` is read three times (the ids of either side, and the pairs): it is persisted,
+    so the join that found them runs once; the caller clears the cache once the result is written.
     """
+    candidates = candidates.persist()
     ids = candidates.select(F.col(DOC_A).alias(DOC_ID)).unionByName(
         candidates.select(F.col(DOC_B).alias(DOC_ID))
     )

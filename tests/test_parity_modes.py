@@ -210,3 +210,34 @@ def test_resemblance_pairs_are_the_same_in_both_modes(
         containment_run.where(f"relation = '{NEAR_DUPLICATE}'").select(*columns),
         default_run.select(*columns),
     )
+
+
+def test_verified_containment_pair_table_equals_library_exact_pairs(
+    spark: SparkSession, planted: list[tuple[int, str]]
+) -> None:
+    # containment mode with verification (the job's default): candidates from the estimates less
+    # the margin, then every pair decided on its exact Jaccard and containments from the texts
+    mode = {"width": WIDTH, "k": K, "unit": "words", "sample_mod": 8}
+    rows = {doc_id: library_row(text, WIDTH, K, "words", 8) for doc_id, text in planted}
+    margin = DEFAULTS.pairs.candidate_margin
+    expected = reference_pairs(
+        rows,
+        threshold=THRESHOLD,
+        containment_threshold=CONTAINMENT,
+        max_exact_group=2,
+        texts=dict(planted),
+        margin=margin,
+        **mode,
+    )
+    relations = {e[-1] for e in expected if not e[-2]}
+    assert {A_IN_B, B_IN_A} <= relations, relations  # excerpts decided on exact containments
+    assert all(max(e[5], e[6]) >= CONTAINMENT or e[3] >= THRESHOLD for e in expected)
+    got = spark_pairs(
+        spark_documents(spark, planted, LongType(), **mode),
+        threshold=THRESHOLD,
+        containment_threshold=CONTAINMENT,
+        max_exact_group=2,
+        texts=spark.createDataFrame(planted, "doc_id long, text string"),
+        margin=margin,
+    )
+    assertDataFrameEqual(got, spark.createDataFrame(expected, pairs_schema(LongType())))

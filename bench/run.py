@@ -25,8 +25,6 @@ from pathlib import Path
 
 import numpy as np
 import psutil
-import pyarrow as pa
-import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from bench.corpus import WORK, Corpus, CorpusSpec, build

@@ -142,9 +142,9 @@ def decided_pairs(
     if verified is None:
         decided = pairs.withColumn(VERIFIED, F.lit(exact))
     else:
-        exact = verified.select(DOC_A, DOC_B, EXACT_JACCARD)
+        scores = verified.select(DOC_A, DOC_B, EXACT_JACCARD)
         decided = (
-            pairs.join(exact, [DOC_A, DOC_B], "left")
+            pairs.join(scores, [DOC_A, DOC_B], "left")
             .withColumn(VERIFIED, F.col(EXACT_JACCARD).isNotNull())
             .withColumn(JACCARD, F.coalesce(EXACT_JACCARD, JACCARD))
             .drop(EXACT_JACCARD)

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import sys
 
-import pyarrow as pa
-import pyarrow.parquet as pq
 import pytest
 
 from bench.run import Run, measure, parse_args, pipeline_note, table

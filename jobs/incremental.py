@@ -44,7 +44,6 @@ from jobs.schemas import (
     TEXT_HASH,
 )
 from jobs.transforms import GROUP, Verification, exact_groups, expand_groups, sketched_only
-from jobs.verify import verify_candidates
 from shingling import probe
 from shingling.probe import IN_BATCH, PROBE
 
@@ -197,14 +196,7 @@ def nightly_pairs(
     )
     passed = against_index.unionByName(within_batch).withColumn(RELATION, F.lit(NEAR_DUPLICATE))
     if verify is not None:
-        passed = verify_candidates(
-            passed,
-            verify.texts,
-            width=verify.width,
-            unit=verify.unit,
-            threshold=threshold,
-            metrics=verify.metrics,
-        )
+        passed = verify.decide(passed, threshold=threshold)
     passed = passed.persist()
 
     # every member, in index and batch, of the texts involved, grouped as the full run groups them:

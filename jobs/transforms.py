@@ -525,6 +525,24 @@ class Verification:
         """The estimate a candidate needs for a cut at ``threshold`` (:func:`candidate_threshold`)."""
         return candidate_threshold(threshold, self.margin)
 
+    def decide(
+        self,
+        candidates: DataFrame,
+        *,
+        threshold: float,
+        containment_threshold: float | None = None,
+    ) -> DataFrame:
+        """Candidates -> the pairs whose exact scores pass (:func:`jobs.verify.verify_candidates`)."""
+        return verify_candidates(
+            candidates,
+            self.texts,
+            width=self.width,
+            unit=self.unit,
+            threshold=threshold,
+            containment_threshold=containment_threshold,
+            metrics=self.metrics,
+        )
+
 
 def candidate_threshold(threshold: float, margin: float) -> float:
     """The sketch estimate a pair needs to be verified, for a cut at ``threshold``.
@@ -644,13 +662,7 @@ def near_duplicate_pairs(
             metrics.candidates, F.count(F.lit(1)).alias("representative_pairs")
         )
     if verify is not None:
-        rep_pairs = verify_candidates(
-            rep_pairs,
-            verify.texts,
-            width=verify.width,
-            unit=verify.unit,
-            threshold=threshold,
-            containment_threshold=containment_threshold,
-            metrics=verify.metrics,
+        rep_pairs = verify.decide(
+            rep_pairs, threshold=threshold, containment_threshold=containment_threshold
         )
     return expand_groups(rep_pairs, grouped, max_exact_group=max_exact_group, k=k)

@@ -61,13 +61,18 @@ ID_TYPES: tuple[type[DataType], ...] = (ByteType, ShortType, IntegerType, LongTy
 
 
 def documents_schema(id_type: DataType) -> StructType:
-    """Schema of the documents table for an id column of ``id_type``."""
+    """Schema of the documents table for an id column of ``id_type``.
+
+    Every field is nullable, as Spark reads any Parquet table back: so the documents table a job
+    writes, the same table read back (build_index copies it into an index), and a nightly segment
+    all have one schema, nullability included.
+    """
     return StructType(
         [
             StructField(DOC_ID, id_type, True),
-            StructField(N_WORDS, LongType(), False),
-            StructField(N_SHINGLES, LongType(), False),
-            StructField(SKETCH, ArrayType(LongType(), False), True),
+            StructField(N_WORDS, LongType(), True),
+            StructField(N_SHINGLES, LongType(), True),
+            StructField(SKETCH, ArrayType(LongType(), True), True),
             StructField(TEXT_HASH, LongType(), True),
             StructField(SKIP_REASON, StringType(), True),
         ]

@@ -95,6 +95,12 @@ def test_an_index_of_a_build_and_two_nights_is_queried(
         assert nightly_main(tmp_path, batch, date) == 0
     segments = sorted((tmp_path / "index" / "segments").iterdir())
     assert len(segments) == 3
+    # one schema for every segment, nullability included: the build's and the nights'
+    schemas = {
+        str(pq.read_schema(next((segment / "documents").glob("*.parquet"))).remove_metadata())
+        for segment in segments
+    }
+    assert len(schemas) == 1, schemas
     # one document of each segment finds itself (the reader concatenates the three segments)
     for row in (0, 55, 85):
         text = tmp_path / f"doc-{row}.txt"

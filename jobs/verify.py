@@ -282,8 +282,10 @@ def verify_candidates(
         candidates.select(F.col(DOC_B).alias(DOC_ID))
     )
     needed = texts.select(DOC_ID, TEXT).join(ids.distinct(), DOC_ID, "left_semi")
-    text_a = needed.select(F.col(DOC_ID).alias(DOC_A), F.col(TEXT).alias(TEXT_A))
-    text_b = needed.select(F.col(DOC_ID).alias(DOC_B), F.col(TEXT).alias(TEXT_B))
+    # texts are never broadcast (a left join may only broadcast its right side, here the texts,
+    # and a size estimate can be far off): sort-merge joins keep them partitioned
+    text_a = needed.select(F.col(DOC_ID).alias(DOC_A), F.col(TEXT).alias(TEXT_A)).hint("merge")
+    text_b = needed.select(F.col(DOC_ID).alias(DOC_B), F.col(TEXT).alias(TEXT_B)).hint("merge")
     carried = [c for c in candidates.columns if c not in (CONTAINMENT_A, CONTAINMENT_B)]
     joined = (
         candidates.select(*carried)

@@ -29,19 +29,16 @@ def _identity(value: int) -> int:
     return value
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="datasketch_lsh")
-    parser.add_argument("--input", required=True)
-    parser.add_argument("--output", required=True)
-    parser.add_argument("--num-perm", type=int, default=128)
-    parser.add_argument("--threshold", type=float, default=0.5)
-    args = parser.parse_args(argv)
-    started = time.monotonic()
-    permutations = MinHash(num_perm=args.num_perm, seed=1).permutations
-    lsh = MinHashLSH(threshold=args.threshold, num_perm=args.num_perm)
+def minhash_index(
+    corpus: str, num_perm: int, threshold: float
+) -> tuple[MinHashLSH, list[tuple[int, LeanMinHash]]]:
+    """Every document with words as a MinHash of its shingle hashes' low 32 bits, inserted into a
+    MinHashLSH at ``threshold``; the index and the (doc_id, MinHash) list, in corpus order."""
+    permutations = MinHash(num_perm=num_perm, seed=1).permutations
+    lsh = MinHashLSH(threshold=threshold, num_perm=num_perm)
     sketches: list[tuple[int, LeanMinHash]] = []
     with lsh.insertion_session() as session:
-        for batch in ds.dataset(args.input, format="parquet").to_batches(
+        for batch in ds.dataset(corpus, format="parquet").to_batches(
             columns=["doc_id", "text"], batch_size=5_000
         ):
             lists = shingle_hash_lists(batch.column("text"))
@@ -51,7 +48,7 @@ def main(argv: list[str] | None = None) -> int:
                 if offsets[i] == offsets[i + 1]:
                     continue  # no words, no MinHash
                 m = MinHash(
-                    num_perm=args.num_perm,
+                    num_perm=num_perm,
                     hashfunc=_identity,
                     permutations=permutations,
                     scheme="affine32",
@@ -60,6 +57,18 @@ def main(argv: list[str] | None = None) -> int:
                 lean = LeanMinHash(m)
                 session.insert(doc_id, lean)
                 sketches.append((doc_id, lean))
+    return lsh, sketches
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="datasketch_lsh")
+    parser.add_argument("--input", required=True)
+    parser.add_argument("--output", required=True)
+    parser.add_argument("--num-perm", type=int, default=128)
+    parser.add_argument("--threshold", type=float, default=0.5)
+    args = parser.parse_args(argv)
+    started = time.monotonic()
+    lsh, sketches = minhash_index(args.input, args.num_perm, args.threshold)
     indexed = time.monotonic()
     a_parts, b_parts = [], []
     for doc_id, lean in sketches:

@@ -17,15 +17,9 @@ import time
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.dataset as ds
 import pyarrow.parquet as pq
-from datasketch import LeanMinHash, MinHash, MinHashLSH
 
-from bench.peers.shingle_lists import shingle_hash_lists
-
-
-def _identity(value: int) -> int:
-    return value
+from bench.peers.datasketch_lsh import minhash_index
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -36,31 +30,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--threshold", type=float, default=0.5)
     args = parser.parse_args(argv)
     started = time.monotonic()
-    permutations = MinHash(num_perm=args.num_perm, seed=1).permutations
-    lsh = MinHashLSH(threshold=args.threshold, num_perm=args.num_perm)
-    ids: list[int] = []
-    leans: list[LeanMinHash] = []
-    with lsh.insertion_session() as session:
-        for batch in ds.dataset(args.input, format="parquet").to_batches(
-            columns=["doc_id", "text"], batch_size=5_000
-        ):
-            lists = shingle_hash_lists(batch.column("text"))
-            offsets = lists.offsets.to_numpy()
-            low32 = (lists.values.to_numpy().view(np.uint64) & np.uint64(0xFFFFFFFF)).tolist()
-            for i, doc_id in enumerate(batch.column("doc_id").to_pylist()):
-                if offsets[i] == offsets[i + 1]:
-                    continue  # no words, no MinHash
-                m = MinHash(
-                    num_perm=args.num_perm,
-                    hashfunc=_identity,
-                    permutations=permutations,
-                    scheme="affine32",
-                )
-                m.update_batch(low32[offsets[i] : offsets[i + 1]])
-                lean = LeanMinHash(m)
-                session.insert(doc_id, lean)
-                ids.append(doc_id)
-                leans.append(lean)
+    lsh, sketches = minhash_index(args.input, args.num_perm, args.threshold)
+    ids = [doc_id for doc_id, _ in sketches]
+    leans = [lean for _, lean in sketches]
     indexed = time.monotonic()
     row_of = {doc_id: row for row, doc_id in enumerate(ids)}
     matrix = (

@@ -16,7 +16,7 @@ export PYSPARK_DRIVER_PYTHON := $(CURDIR)/$(BIN)/python
 SPARK_SUBMIT := $(BIN)/spark-submit --properties-file conf/spark-local.conf --py-files dist/shingling.zip
 
 .DEFAULT_GOAL := help
-.PHONY: help setup dist run dedup test test-cluster lint bench bench-scaling bench-nightly bench-containment bench-query bench-quality clean
+.PHONY: help setup dist run dedup test test-fast test-cluster lint bench bench-scaling bench-nightly bench-containment bench-query bench-quality clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*## "} {printf "  make %-14s %s\n", $$1, $$2}'
@@ -31,21 +31,24 @@ setup: $(STAMP) ## create .venv with the project and its development tools
 
 dist: $(STAMP) ## pack shingling/ and jobs/ into dist/shingling.zip for spark-submit --py-files
 	@rm -rf dist && mkdir -p dist/pkg
-	@cp -r shingling jobs dist/pkg/ && cp conf/default.toml dist/pkg/jobs/default.toml
+	@cp -r shingling jobs dist/pkg/
 	@find dist/pkg -name __pycache__ -prune -exec rm -rf {} +
 	@cd dist/pkg && $(CURDIR)/$(BIN)/python -m zipfile -c ../shingling.zip shingling jobs
 	@rm -rf dist/pkg && echo "dist/shingling.zip"
 
-run: dist ## run the job on the bundled sample corpus (Spark local mode) and show the top pairs
-	$(SPARK_SUBMIT) jobs/near_duplicates.py --input $(CORPUS) --output $(OUT) --overwrite $(ARGS)
+run: $(STAMP) ## run the job on the bundled sample corpus (Spark local mode) and show the top pairs
+	$(BIN)/shingling run near-duplicates --input $(CORPUS) --output $(OUT) --overwrite $(ARGS)
 	$(BIN)/shingling top $(OUT) --corpus $(CORPUS)
 	$(BIN)/shingling report $(OUT) --corpus $(CORPUS)
 
-dedup: dist ## cluster the pairs of the run in $(OUT) and write a deduplicated corpus to $(DEDUP_OUT)
-	$(SPARK_SUBMIT) jobs/dedup.py --input $(CORPUS) --run $(OUT) --output $(DEDUP_OUT) --overwrite $(ARGS)
+dedup: $(STAMP) ## cluster the pairs of the run in $(OUT) and write a deduplicated corpus to $(DEDUP_OUT)
+	$(BIN)/shingling run dedup --input $(CORPUS) --run $(OUT) --output $(DEDUP_OUT) --overwrite $(ARGS)
 
-test: $(STAMP) ## run the whole test suite
+test: $(STAMP) ## run the whole test suite (both tiers; what CI runs)
 	$(BIN)/pytest -q $(ARGS)
+
+test-fast: $(STAMP) ## the fast tier, no JVM (library, compiled path, CLI, docs): for everyday work
+	SPARK_HOME=/nonexistent/no-jvm-in-the-fast-tier $(BIN)/pytest -q -m "not spark" $(ARGS)
 
 test-cluster: $(STAMP) ## the job on a standalone cluster on loopback: equals local mode, survives a lost worker and a killed write
 	SHINGLING_REQUIRE_CLUSTER=1 $(BIN)/pytest -q tests/cluster $(ARGS)

@@ -28,10 +28,9 @@ from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
 from jobs import config as config_module
-from jobs.errors import BadInputError, OutputExistsError
-from jobs.index_store import IndexStore, hook
+from jobs.errors import EXIT_CODES_HELP, BadInputError, OutputExistsError
+from jobs.index_store import IndexStore, check_run_date, hook, index_settings, write_options
 from jobs.io import path_exists, read_corpus
-from jobs.nightly import check_run_date, index_settings, write_options
 from jobs.paths import check_output_name, check_paths
 from jobs.schemas import DOC_ID, SKETCH
 from jobs.session import Work, run_main
@@ -42,7 +41,10 @@ log = logging.getLogger("shingling")
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
-        prog="build_index", description="Create the sketch index from a full run."
+        prog="build_index",
+        description="Create the sketch index from a full run.",
+        epilog=EXIT_CODES_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--run", required=True, help="output directory of jobs/near_duplicates.py")
     parser.add_argument("--index", required=True, help="the index directory to create")

@@ -1,4 +1,4 @@
-"""Job configuration: conf/default.toml, an optional user file, and --set overrides.
+"""Job configuration: jobs/default.toml, an optional user file, and --set overrides.
 
 Parsed as data only (``tomllib``); unknown sections and keys and out-of-range values are refused with
 a message that names them.
@@ -19,7 +19,8 @@ from typing import Any, cast
 from jobs.errors import ConfigError
 from jobs.spark_settings import check_spark_setting
 
-DEFAULTS_PATH = Path(__file__).resolve().parents[1] / "conf" / "default.toml"
+DEFAULTS_NAME = "default.toml"  # package data of jobs/: every setting, its default, a comment
+DEFAULTS_PATH = Path(__file__).resolve().parent / DEFAULTS_NAME
 
 
 @dataclass(frozen=True)
@@ -142,12 +143,10 @@ _CHOICES: dict[str, tuple[str, ...]] = {"sketch.unit": ("words", "chars")}
 
 
 def _read_defaults() -> dict[str, Any]:
-    """conf/default.toml from the source tree, or the copy packed into the job's zip."""
-    if DEFAULTS_PATH.is_file():
-        return tomllib.loads(DEFAULTS_PATH.read_text(encoding="utf-8"))
-    data = pkgutil.get_data("jobs", "default.toml")
+    """jobs/default.toml, package data: found in a checkout, an installed package or the zip."""
+    data = pkgutil.get_data("jobs", DEFAULTS_NAME)
     if data is None:
-        raise ConfigError(f"default config not found at {DEFAULTS_PATH} nor in the jobs package")
+        raise ConfigError(f"default config {DEFAULTS_NAME} not found in the jobs package")
     return tomllib.loads(data.decode("utf-8"))
 
 
@@ -188,7 +187,9 @@ def _build(section: str, cls: type, values: dict[str, Any]) -> Any:
             value = float(value)
         if not isinstance(value, expected) or (expected is int and isinstance(value, bool)):
             raise ConfigError(f"{name} must be {expected.__name__}, got {value!r}")
-        if expected is float and not math.isfinite(cast(float, value)):  # nan passes every range comparison
+        if expected is float and not math.isfinite(
+            cast(float, value)
+        ):  # nan passes every range comparison
             raise ConfigError(f"{name} must be a finite number, got {value!r}")
         if name in _RANGES:
             low, high = _RANGES[name]
@@ -237,7 +238,7 @@ def add_config_arguments(parser: argparse.ArgumentParser, *, overwrite: bool = T
     >>> parser.parse_args(["--set", "sketch.k=64", "--set", "pairs.threshold=0.7"])
     Namespace(config=None, set=['sketch.k=64', 'pairs.threshold=0.7'])
     """
-    parser.add_argument("--config", help="TOML file with settings over conf/default.toml")
+    parser.add_argument("--config", help="TOML file with settings over jobs/default.toml")
     parser.add_argument(
         "--set",
         action="append",

@@ -38,7 +38,7 @@ from pyspark.sql import functions as F
 
 from jobs import config as config_module
 from jobs.clusters import CLUSTER_ID, CLUSTER_SIZE, connected_components
-from jobs.errors import BadInputError, ConfigError
+from jobs.errors import EXIT_CODES_HELP, BadInputError, ConfigError
 from jobs.io import AtomicOutput, check_job_paths, path_exists, quoted, read_corpus
 from jobs.keep import (
     choose_kept,
@@ -67,6 +67,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         prog="dedup",
         description="Cluster a run's near-duplicate pairs and write a deduplicated corpus.",
+        epilog=EXIT_CODES_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--input", required=True, help="Parquet file or directory of the corpus")
     parser.add_argument("--run", required=True, help="output directory of jobs/near_duplicates.py")
@@ -266,9 +268,9 @@ def run(
 
         stage = time.monotonic()
         log.info("clustering pairs with jaccard >= %.3f", cut)
-        linking = decided_pairs(
-            pairs, verified, cut=cut, exact=cfg.pairs.verify
-        ).localCheckpoint(eager=True)
+        linking = decided_pairs(pairs, verified, cut=cut, exact=cfg.pairs.verify).localCheckpoint(
+            eager=True
+        )
         components = connected_components(linking, max_rounds=cfg.clusters.max_rounds)
         write_sorted(
             components.clusters, out.table("clusters"), [CLUSTER_ID, DOC_ID], partitions=partitions

@@ -2,19 +2,8 @@
 
 from __future__ import annotations
 
-from enum import IntEnum
-
-
-class ExitCode(IntEnum):
-    """What a job's exit code means; the README lists the same table."""
-
-    OK = 0
-    FAILED = 1  # an internal failure: a bug, or the cluster failed; the output is untouched
-    USAGE = 2  # bad arguments or config
-    BAD_INPUT = 3  # the corpus is missing, unreadable or breaks the input contract
-    OUTPUT_EXISTS = 4  # the output exists and --overwrite was not given
-    ALREADY_COMMITTED = 5  # nightly: a run for this date is already committed
-    INDEX_BUSY = 6  # nightly: another run holds the index lock
+from shingling.exit_codes import EXIT_CODES_HELP as EXIT_CODES_HELP
+from shingling.exit_codes import ExitCode as ExitCode
 
 
 class ShinglingError(Exception):

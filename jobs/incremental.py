@@ -9,10 +9,10 @@ members got while it was smaller, and the nightly join does not cap hot postings
 (``pairs.max_posting``), so it finds pairs a capped full run links only through a star.
 
 How: the batch's distinct texts, with a prefix of each sketch, go to every task as a broadcast, and
-the index's live documents stream through them (:mod:`shingling.probe`): each indexed sketch meets
+the index's live documents stream through them (:mod:`shingling.fast.probe`): each indexed sketch meets
 the batch texts whose prefix holds one of its hashes, and each such pair is tested and scored by a
 compiled loop. One scan of the index documents, no shuffle of anything index-sized, and no
-candidate pair is ever a row. Why it is lossless: see :mod:`shingling.probe`.
+candidate pair is ever a row. Why it is lossless: see :mod:`shingling.fast.probe`.
 """
 
 from __future__ import annotations
@@ -44,8 +44,8 @@ from jobs.schemas import (
     TEXT_HASH,
 )
 from jobs.transforms import GROUP, Verification, exact_groups, expand_groups, sketched_only
-from shingling import probe
-from shingling.probe import IN_BATCH, PROBE
+from shingling.fast import probe
+from shingling.fast.probe import IN_BATCH, PROBE
 
 KEY = (TEXT_HASH, N_WORDS)  # what makes two documents exact copies (see exact_groups)
 RUN_DATE = "run_date"
@@ -55,7 +55,7 @@ ADDED = "added"
 def probe_index(
     reps: DataFrame, probing: DataFrame, *, k: int, threshold: float, slices: int = 1
 ) -> DataFrame:
-    """Batch texts + probing documents -> :func:`shingling.probe.output_schema` rows: the pairs
+    """Batch texts + probing documents -> :func:`shingling.fast.probe.output_schema` rows: the pairs
     (batch text, probing document) reaching ``threshold``, and each probing document that is an
     exact copy of a batch text, listed without a pair.
 
@@ -104,7 +104,7 @@ def _prober(
     threshold: float,
 ) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
     """The function of each task: the probe table (built once per Python worker, see
-    :func:`shingling.probe.shared_table`), and the task's rows streamed through it."""
+    :func:`shingling.fast.probe.shared_table`), and the task's rows streamed through it."""
 
     def build() -> probe.ProbeTable:
         def read(shared: Broadcast[bytes]) -> pa.Table:

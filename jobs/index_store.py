@@ -46,13 +46,14 @@ import os
 import socket
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 from typing import Any
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from jobs.errors import ExitCode, ShinglingError
+from jobs import config as config_module
+from jobs.errors import ConfigError, ExitCode, ShinglingError
 from jobs.io import TEST_HOOK_ENV as TEST_HOOK_ENV  # re-exported: the tests set it from here
 from jobs.io import Files, hook, qualified
 from jobs.paths import check_output_name, check_paths, is_local, local_part
@@ -436,3 +437,38 @@ class Transaction:
                 f" at {self.staged_pairs}; the next run on this index moves it to"
                 f" {self.final_pairs}, or move it there yourself"
             ) from e
+
+
+def check_run_date(value: str) -> str:
+    """The run date, refused unless it is a calendar date written YYYY-MM-DD.
+
+    >>> check_run_date("2026-12-01")
+    '2026-12-01'
+    """
+    try:
+        parsed = date.fromisoformat(value)
+    except ValueError:
+        parsed = None
+    if parsed is None or parsed.isoformat() != value:
+        raise ConfigError(f"--run-date {value!r}: expected a date written YYYY-MM-DD")
+    return value
+
+
+def index_settings(cfg: config_module.Config) -> dict[str, Any]:
+    """The settings an index and its pair table are made with; every run must use the same."""
+    return {
+        "width": cfg.sketch.width,
+        "k": cfg.sketch.k,
+        "threshold": cfg.pairs.threshold,
+        "max_exact_group": cfg.pairs.max_exact_group,
+        # a verified index keeps its texts, and its pairs hold exact scores
+        "verify": cfg.pairs.verify,
+        **({"candidate_margin": cfg.pairs.candidate_margin} if cfg.pairs.verify else {}),
+    }
+
+
+def write_options(cfg: config_module.Config) -> WriteOptions:
+    """How the run cuts the segment's files ([index] in the config)."""
+    return WriteOptions(
+        rows_per_file=cfg.index.rows_per_file, row_group_bytes=cfg.index.row_group_bytes
+    )

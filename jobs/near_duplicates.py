@@ -23,13 +23,15 @@ import time
 from datetime import UTC, datetime
 from typing import Any
 
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
 from jobs import config as config_module
+from jobs.errors import EXIT_CODES_HELP
 from jobs.io import AtomicOutput, check_job_paths, read_corpus, unreadable_input
-from jobs.schemas import EXACT, SKIP_DUPLICATE_ID, SKIP_REASON, SKIP_REASONS
+from jobs.schemas import EXACT, SKIP_DUPLICATE_ID
 from jobs.session import Work, run_main
+from jobs.summary import count_documents
 from jobs.transforms import (
     PairMetrics,
     Verification,
@@ -44,25 +46,18 @@ log = logging.getLogger("shingling")
 CHECKED = "documents.ids-checked"  # the documents table rewritten when some ids repeat
 CROWDED = 0.9  # a frequency sketch filled above this: warn
 
+
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
-        prog="near_duplicates", description="Find near-duplicate documents in a Parquet corpus."
+        prog="near_duplicates",
+        description="Find near-duplicate documents in a Parquet corpus.",
+        epilog=EXIT_CODES_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--input", required=True, help="Parquet file or directory of the corpus")
     parser.add_argument("--output", required=True, help="output directory (written atomically)")
     config_module.add_config_arguments(parser)
     return parser.parse_args(argv)
-
-
-def count_documents(documents: DataFrame) -> dict[str, Any]:
-    """Documents read, sketched and skipped by reason: one aggregate over the written table."""
-    by_reason = {
-        r[SKIP_REASON]: r["n"]
-        for r in documents.groupBy(SKIP_REASON).agg(F.count(F.lit(1)).alias("n")).collect()
-    }
-    skipped = {reason: int(by_reason.get(reason, 0)) for reason in SKIP_REASONS}
-    sketched = int(by_reason.get(None, 0))
-    return {"read": sketched + sum(skipped.values()), "sketched": sketched, "skipped": skipped}
 
 
 def run(

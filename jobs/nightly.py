@@ -31,24 +31,25 @@ import logging
 import sys
 import time
 import uuid
-from datetime import UTC, date, datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from pyspark.sql import DataFrame, Observation, SparkSession, Window
 from pyspark.sql import functions as F
 
 from jobs import config as config_module
-from jobs.errors import BadInputError, ConfigError, OutputExistsError
+from jobs.errors import EXIT_CODES_HELP, BadInputError, ConfigError, OutputExistsError
 from jobs.incremental import nightly_pairs
 from jobs.index_store import (
     AlreadyCommittedError,
     IndexMismatchError,
     IndexStore,
-    WriteOptions,
+    check_run_date,
     hook,
+    index_settings,
+    write_options,
 )
 from jobs.io import check_job_paths, read_corpus
-from jobs.near_duplicates import count_documents
 from jobs.schemas import (
     DOC_ID,
     EXACT,
@@ -59,9 +60,10 @@ from jobs.schemas import (
     TEXT,
 )
 from jobs.session import Work, run_main
+from jobs.summary import count_documents
 from jobs.transforms import REPEATED_ID, Verification, sketch_documents
 from jobs.verify import VerifyMetrics
-from shingling import probe
+from shingling.fast import probe
 from shingling.index import SEGMENT, Manifest
 
 log = logging.getLogger("shingling")
@@ -69,7 +71,10 @@ log = logging.getLogger("shingling")
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
-        prog="nightly", description="Test a batch of new documents against the sketch index."
+        prog="nightly",
+        description="Test a batch of new documents against the sketch index.",
+        epilog=EXIT_CODES_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument(
         "--batch", required=True, help="Parquet file or directory of the new documents"
@@ -86,41 +91,6 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         help="remove a dead run's lock first (only needed on filesystems without flock, e.g. HDFS)",
     )
     return parser.parse_args(argv)
-
-
-def check_run_date(value: str) -> str:
-    """The run date, refused unless it is a calendar date written YYYY-MM-DD.
-
-    >>> check_run_date("2026-12-01")
-    '2026-12-01'
-    """
-    try:
-        parsed = date.fromisoformat(value)
-    except ValueError:
-        parsed = None
-    if parsed is None or parsed.isoformat() != value:
-        raise ConfigError(f"--run-date {value!r}: expected a date written YYYY-MM-DD")
-    return value
-
-
-def index_settings(cfg: config_module.Config) -> dict[str, Any]:
-    """The settings an index and its pair table are made with; every run must use the same."""
-    return {
-        "width": cfg.sketch.width,
-        "k": cfg.sketch.k,
-        "threshold": cfg.pairs.threshold,
-        "max_exact_group": cfg.pairs.max_exact_group,
-        # a verified index keeps its texts, and its pairs hold exact scores
-        "verify": cfg.pairs.verify,
-        **({"candidate_margin": cfg.pairs.candidate_margin} if cfg.pairs.verify else {}),
-    }
-
-
-def write_options(cfg: config_module.Config) -> WriteOptions:
-    """How the run cuts the segment's files ([index] in the config)."""
-    return WriteOptions(
-        rows_per_file=cfg.index.rows_per_file, row_group_bytes=cfg.index.row_group_bytes
-    )
 
 
 def check_base(base: Manifest, run_date: str, settings: dict[str, Any]) -> None:

@@ -1,7 +1,7 @@
-"""Column names and table schemas: the input contract and the output tables, defined once.
+"""The Spark types of the tables: the documents table and the pair table.
 
-Input contract: a Parquet file or directory with an id column (integer or string, unique, not null)
-and a text column (string); names set in [input]. Other columns are ignored.
+Their column names, and the input contract, are defined in :mod:`shingling.schema` and re-exported
+here for the jobs.
 """
 
 from __future__ import annotations
@@ -20,42 +20,90 @@ from pyspark.sql.types import (
     StructType,
 )
 
-# Internal names: the input's id and text columns are renamed to these when read.
-DOC_ID = "doc_id"
-TEXT = "text"
-
-# The documents table: one row per input document, its sketch or why it was skipped.
-N_WORDS = "n_words"
-N_SHINGLES = "n_shingles"
-SKETCH = "sketch"
-TEXT_HASH = "text_hash"
-SKIP_REASON = "skip_reason"
-
-# Why a document has no sketch.
-SKIP_NULL_ID = "null_id"
-SKIP_NULL_TEXT = "null_text"
-SKIP_NO_WORDS = "no_words"
-SKIP_DUPLICATE_ID = "duplicate_id"  # every row of an id that appears more than once
-SKIP_INVALID_UTF8 = "invalid_utf8"  # a string column holding bytes that are not UTF-8
-SKIP_REASONS = (SKIP_NULL_ID, SKIP_DUPLICATE_ID, SKIP_NULL_TEXT, SKIP_INVALID_UTF8, SKIP_NO_WORDS)
-
-# The pair table.
-DOC_A = "doc_a"
-DOC_B = "doc_b"
-MATCHES = "matches"
-JACCARD = "jaccard"  # exact when the run verified its pairs (pairs.verify), else the estimate
-JACCARD_ESTIMATE = "jaccard_estimate"  # the bottom-k sketch's estimate, always
-CONTAINMENT_A = "containment_a"
-CONTAINMENT_B = "containment_b"
-SHINGLES_A = "shingles_a"
-SHINGLES_B = "shingles_b"
-EXACT = "exact_duplicate"
-RELATION = "relation"
-
-# What a pair is: resemblance, or one document (mostly) inside the other.
-NEAR_DUPLICATE = "near_duplicate"
-A_IN_B = "a_in_b"
-B_IN_A = "b_in_a"
+from shingling.schema import (
+    A_IN_B as A_IN_B,
+)
+from shingling.schema import (
+    B_IN_A as B_IN_A,
+)
+from shingling.schema import (
+    CONTAINMENT_A as CONTAINMENT_A,
+)
+from shingling.schema import (
+    CONTAINMENT_B as CONTAINMENT_B,
+)
+from shingling.schema import (
+    DOC_A as DOC_A,
+)
+from shingling.schema import (
+    DOC_B as DOC_B,
+)
+from shingling.schema import (  # the names, defined once; the Spark types are here
+    DOC_ID as DOC_ID,
+)
+from shingling.schema import (
+    EXACT as EXACT,
+)
+from shingling.schema import (
+    HASH as HASH,
+)
+from shingling.schema import (
+    JACCARD as JACCARD,
+)
+from shingling.schema import (
+    JACCARD_ESTIMATE as JACCARD_ESTIMATE,
+)
+from shingling.schema import (
+    MATCHES as MATCHES,
+)
+from shingling.schema import (
+    N_SHINGLES as N_SHINGLES,
+)
+from shingling.schema import (
+    N_WORDS as N_WORDS,
+)
+from shingling.schema import (
+    NEAR_DUPLICATE as NEAR_DUPLICATE,
+)
+from shingling.schema import (
+    RELATION as RELATION,
+)
+from shingling.schema import (
+    SHINGLES_A as SHINGLES_A,
+)
+from shingling.schema import (
+    SHINGLES_B as SHINGLES_B,
+)
+from shingling.schema import (
+    SKETCH as SKETCH,
+)
+from shingling.schema import (
+    SKIP_DUPLICATE_ID as SKIP_DUPLICATE_ID,
+)
+from shingling.schema import (
+    SKIP_INVALID_UTF8 as SKIP_INVALID_UTF8,
+)
+from shingling.schema import (
+    SKIP_NO_WORDS as SKIP_NO_WORDS,
+)
+from shingling.schema import (
+    SKIP_NULL_ID as SKIP_NULL_ID,
+)
+from shingling.schema import (
+    SKIP_NULL_TEXT as SKIP_NULL_TEXT,
+)
+from shingling.schema import (
+    SKIP_REASON as SKIP_REASON,
+)
+from shingling.schema import (
+    SKIP_REASONS as SKIP_REASONS,
+)
+from shingling.schema import (
+    TEXT as TEXT,
+)
+from shingling.schema import (
+    TEXT_HASH as TEXT_HASH,
+)
 
 ID_TYPES: tuple[type[DataType], ...] = (ByteType, ShortType, IntegerType, LongType, StringType)
 

@@ -19,6 +19,10 @@ log = logging.getLogger("shingling")
 
 Work = Callable[[SparkSession], dict[str, Any]]
 
+# Set by the launcher (jobs/launch.py): run_main checks arguments, config and paths, and stops
+# there, before any session starts.
+CHECK_ONLY = False
+
 
 def get_session(app_name: str, settings: dict[str, str]) -> tuple[SparkSession, bool]:
     """The active session if there is one, else a new one; and whether it was created here.
@@ -97,4 +101,6 @@ def run_main(
     except ShinglingError as e:
         print(f"error: {e}", file=sys.stderr)
         return int(e.exit_code)
+    if CHECK_ONLY:
+        return int(ExitCode.OK)
     return run_job(app_name, settings, work, failed=failed)

@@ -16,6 +16,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.pandas.types import from_arrow_schema, to_arrow_type
 from pyspark.sql.types import BinaryType, LongType, StructField, StructType
 
+from jobs.rules import min_shared, relation
 from jobs.schemas import (
     A_IN_B,
     B_IN_A,
@@ -25,6 +26,7 @@ from jobs.schemas import (
     DOC_B,
     DOC_ID,
     EXACT,
+    HASH,
     JACCARD,
     JACCARD_ESTIMATE,
     MATCHES,
@@ -46,12 +48,12 @@ from jobs.schemas import (
     documents_schema,
 )
 from jobs.verify import VerifyMetrics, verify_candidates
-from shingling.batch import invalid_utf8, sketch_batch
-from shingling.frequency import FrequencySketch, add_counts
-from shingling.postings import STAR, output_schema, score_sorted_batches, sketch_arrays
-from shingling.postings import prefix_rows as prefix_batch
+from shingling.fast.batch import invalid_utf8, sketch_batch
+from shingling.fast.frequency import FrequencySketch, add_counts
+from shingling.fast.postings import STAR, output_schema, score_sorted_batches, sketch_arrays
+from shingling.fast.postings import prefix_rows as prefix_batch
+from shingling.pairs import candidate_threshold
 
-HASH = "hash"
 GROUP = "group_rep"
 GROUP_SIZE = "group_size"
 REPEATED_ID = "repeated_id"
@@ -68,12 +70,12 @@ def sketch_documents(
 
     One row per input row: its sketch, or a null sketch and the reason it has none (rows whose
     ``repeated_id`` is true are skipped as ``duplicate_id``; see also :func:`skip_repeated_ids`). Runs
-    :func:`shingling.batch.sketch_batch` on the executors, one Arrow batch at a time; ``n_words``
+    :func:`shingling.fast.batch.sketch_batch` on the executors, one Arrow batch at a time; ``n_words``
     counts the tokens shingles are made of (characters when ``unit`` is "chars").
 
     Parquet readers do not check that a string column holds UTF-8; Arrow's text kernels refuse
     bytes that are not, and would fail the whole batch. Such a text is found on the executors
-    (:func:`shingling.batch.invalid_utf8`) and skipped as ``invalid_utf8`` instead.
+    (:func:`shingling.fast.batch.invalid_utf8`) and skipped as ``invalid_utf8`` instead.
     """
     schema = documents_schema(docs.schema[DOC_ID].dataType)
     repeated = F.col(REPEATED_ID) if REPEATED_ID in docs.columns else F.lit(False)
@@ -131,7 +133,7 @@ def skip_repeated_ids(documents: DataFrame) -> DataFrame:
     ``duplicate_id`` (no sketch): which of them is the document cannot be known.
 
     Runs on the documents table after sketching, not on the corpus before: a window over the ids
-    shuffles ids and sketches, never texts, and :func:`jobs.near_duplicates.count_documents` over
+    shuffles ids and sketches, never texts, and :func:`jobs.summary.count_documents` over
     this finds the repeated rows in the pass that counts the documents anyway. The same as flagging
     the rows before sketching (``repeated_id``, see :func:`sketch_documents`): a null id stays
     ``null_id``, any other reason gives way to ``duplicate_id``.
@@ -194,12 +196,6 @@ def representatives(grouped: DataFrame) -> DataFrame:
     return grouped.where(F.col(DOC_ID) == F.col(GROUP)).select(DOC_ID, N_SHINGLES, SKETCH)
 
 
-def min_shared(size: Column, threshold: float) -> Column:
-    # The fewest shared hashes a pair with this sketch size can have and still reach the threshold,
-    # rounded down (a hair below the exact product) so that float error can only lengthen prefixes.
-    return F.greatest(F.ceil(size * F.lit(threshold) - F.lit(1e-9)), F.lit(1))
-
-
 def shared_hashes(reps: DataFrame) -> DataFrame:
     """(doc_id, sketch) -> (hash, df): the hashes found in at least two sketches, with their count."""
     exploded = reps.select(F.explode(SKETCH).alias(HASH))
@@ -214,7 +210,7 @@ def hash_frequencies(reps: DataFrame, *, k: int, sketch: FrequencySketch) -> Fre
     table of that size; the tables are summed block by block on the executors, a shuffle of
     cores x the table, and only the sum comes to the driver, which broadcasts it (see
     :func:`prefix_rows`). A table too small for the corpus costs join work, not pairs
-    (:mod:`shingling.frequency`).
+    (:mod:`shingling.fast.frequency`).
     """
     spark = reps.sparkSession
     width, depth = sketch.width, sketch.depth
@@ -240,7 +236,9 @@ def hash_frequencies(reps: DataFrame, *, k: int, sketch: FrequencySketch) -> Fre
     tasks = max(1, spark.sparkContext.defaultParallelism)
     counted = reps.select(part).coalesce(tasks).mapInArrow(count, blocks)
     summed = counted.groupBy("block").applyInArrow(add, blocks).toArrow()
-    found = zip(summed.column("block").to_pylist(), summed.column("counts").to_pylist(), strict=True)
+    found = zip(
+        summed.column("block").to_pylist(), summed.column("counts").to_pylist(), strict=True
+    )
     return FrequencySketch.from_blocks(width, depth, dict(found), n)
 
 
@@ -254,7 +252,7 @@ def prefix_rows(
     shares at least t = ceil(threshold * n) of the n hashes of either sketch's bottom-k part, so
     under any global order of hashes their first p = n - t + 1 hashes meet. The order is rarest
     first by ``frequencies`` (estimated document frequency, then hash; see
-    :mod:`shingling.frequency`), which keeps hot hashes (boilerplate, templates) out of the join
+    :mod:`shingling.fast.frequency`), which keeps hot hashes (boilerplate, templates) out of the join
     unless a sketch holds nothing rarer. A hash estimated in one sketch at most comes first and can
     meet nothing, so it is never a row: a sketch with u such hashes keeps the p - u rarest of the
     others. Most documents of a corpus have no near-duplicate; their prefixes are empty.
@@ -264,7 +262,7 @@ def prefix_rows(
     """
     shared = reps.sparkSession.sparkContext.broadcast(frequencies.to_bytes())
     width, depth = frequencies.width, frequencies.depth
-    # the sketch packed into one binary value (shingling.postings.pack): Spark copies it whole
+    # the sketch packed into one binary value (shingling.fast.postings.pack): Spark copies it whole
     # where an array costs a write per element at each Arrow conversion
     fields = [
         StructField(f.name, BinaryType(), f.nullable) if f.name == SKETCH else f
@@ -369,13 +367,14 @@ def score_sketch_pairs(
         SHINGLES_A,
         SHINGLES_B,
     )
-    relation = F.when(F.col(JACCARD) >= threshold, F.lit(NEAR_DUPLICATE))
-    if containment_threshold is not None:
-        larger_a = F.col(CONTAINMENT_A) >= F.col(CONTAINMENT_B)
-        relation = relation.when(
-            larger_a & (F.col(CONTAINMENT_A) >= containment_threshold), F.lit(A_IN_B)
-        ).when(F.col(CONTAINMENT_B) >= containment_threshold, F.lit(B_IN_A))
-    return scored.withColumn(RELATION, relation)
+    rel = relation(
+        F.col(JACCARD),
+        F.col(CONTAINMENT_A),
+        F.col(CONTAINMENT_B),
+        threshold=threshold,
+        containment_threshold=containment_threshold,
+    )
+    return scored.withColumn(RELATION, rel)
 
 
 def may_reach(k: int, threshold: float) -> Column:
@@ -406,7 +405,7 @@ def scored_prefix_pairs(
     """(hash, doc_id, n_shingles, sketch) prefix rows -> scored pairs of documents sharing a hash.
 
     The rows are shuffled by hash once and sorted within each partition; on the executors
-    :func:`shingling.postings.score_sorted_batches` scores every pair of each posting with a
+    :func:`shingling.fast.postings.score_sorted_batches` scores every pair of each posting with a
     compiled loop, dropping first those that cannot reach the threshold (:func:`may_reach`, most of
     them; with ``containment_threshold`` none are dropped, a pair may be an excerpt whatever its
     Jaccard estimate). The candidates (millions where documents quote common text) are never rows.
@@ -513,7 +512,7 @@ def expand_groups(
 class Verification:
     """How :func:`near_duplicate_pairs` verifies its candidates: the texts (doc_id, text), the
     shingle definition to compute exact scores with, and the margin below each threshold down to
-    which the sketch estimates choose candidates (see conf/default.toml, pairs.candidate_margin)."""
+    which the sketch estimates choose candidates (see jobs/default.toml, pairs.candidate_margin)."""
 
     texts: DataFrame
     width: int
@@ -542,15 +541,6 @@ class Verification:
             containment_threshold=containment_threshold,
             metrics=self.metrics,
         )
-
-
-def candidate_threshold(threshold: float, margin: float) -> float:
-    """The sketch estimate a pair needs to be verified, for a cut at ``threshold``.
-
-    >>> candidate_threshold(0.5, 0.2), candidate_threshold(0.1, 0.2)
-    (0.3, 0.05)
-    """
-    return max(0.05, round(threshold - margin, 9))
 
 
 @dataclass(frozen=True)

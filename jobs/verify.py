@@ -21,15 +21,14 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-from pyspark.sql import Column, DataFrame, Observation
+from pyspark.sql import DataFrame, Observation
 from pyspark.sql import functions as F
 from pyspark.sql.pandas.types import to_arrow_schema
 from pyspark.sql.types import DoubleType, LongType, StructField, StructType
 
 from jobs.errors import ExitCode, ShinglingError
+from jobs.rules import relation
 from jobs.schemas import (
-    A_IN_B,
-    B_IN_A,
     CONTAINMENT_A,
     CONTAINMENT_B,
     DOC_A,
@@ -38,11 +37,11 @@ from jobs.schemas import (
     EXACT,
     JACCARD,
     JACCARD_ESTIMATE,
-    NEAR_DUPLICATE,
     RELATION,
     TEXT,
 )
-from shingling.batch import BatchOverlap, overlap_batch
+from shingling.fast.batch import BatchOverlap, overlap_batch
+from shingling.pairs import SLACK
 
 EXACT_JACCARD = "exact_jaccard"
 EXACT_SHARED = "exact_shared"
@@ -51,9 +50,6 @@ EXACT_CONTAINMENT_B = "exact_containment_b"
 VERIFIED = "verified"
 TEXT_A = "text_a"
 TEXT_B = "text_b"
-
-# Estimates are ratios of small integers; this keeps a pair exactly at cut +- margin inside.
-_EPSILON = 1e-9
 
 
 def exact_overlap(
@@ -91,7 +87,7 @@ def verified_schema(id_type: Any) -> StructType:
 def near_cut(pairs: DataFrame, *, cut: float, margin: float) -> DataFrame:
     """Pair table -> the pairs to verify: estimate within ``margin`` of ``cut``, no exact copies."""
     return pairs.where(
-        ~F.col(EXACT) & (F.abs(F.col(JACCARD) - F.lit(cut)) <= F.lit(margin + _EPSILON))
+        ~F.col(EXACT) & (F.abs(F.col(JACCARD) - F.lit(cut)) <= F.lit(margin + SLACK))
     )
 
 
@@ -226,31 +222,14 @@ class VerifyMetrics:
             "estimate_below_exact_above": int(row.get("estimate_below") or 0),
             "estimate_error": {
                 "mean": rounded((row.get("error_sum") or 0) / verified if verified else None),
-                "mean_abs": rounded((row.get("abs_error_sum") or 0) / verified if verified else None),
+                "mean_abs": rounded(
+                    (row.get("abs_error_sum") or 0) / verified if verified else None
+                ),
                 "max_abs": rounded(row.get("max_abs_error")),
                 "off_by_more_than_0.1": int(row.get("off_0.1") or 0),
                 "off_by_more_than_0.2": int(row.get("off_0.2") or 0),
             },
         }
-
-
-def relation(
-    jaccard: Column,
-    containment_a: Column,
-    containment_b: Column,
-    *,
-    threshold: float,
-    containment_threshold: float | None,
-) -> Column:
-    """What a pair is: near_duplicate when ``jaccard`` reaches ``threshold``, else a_in_b or b_in_a
-    when that containment reaches ``containment_threshold`` (None: never), else null."""
-    rel = F.when(jaccard >= F.lit(threshold), F.lit(NEAR_DUPLICATE))
-    if containment_threshold is not None:
-        rel = rel.when(
-            (containment_a >= containment_b) & (containment_a >= F.lit(containment_threshold)),
-            F.lit(A_IN_B),
-        ).when(containment_b >= F.lit(containment_threshold), F.lit(B_IN_A))
-    return rel
 
 
 def verify_candidates(
@@ -269,7 +248,7 @@ def verify_candidates(
 
     Only the texts of the candidates' documents are read: the texts are shuffled once to meet the
     candidates' ids, each pair meets its two texts by two joins, and one Arrow function per batch
-    computes every pair's exact overlap (:func:`shingling.batch.overlap_batch`, compiled). Batches
+    computes every pair's exact overlap (:func:`shingling.fast.batch.overlap_batch`, compiled). Batches
     are bounded in bytes by ``spark.sql.execution.arrow.maxBytesPerBatch``, so two very long texts
     travel alone. A candidate whose text is missing fails the job (:class:`MissingTextError`):
     a pair is never written unverified.

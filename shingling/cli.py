@@ -21,6 +21,7 @@ import tomllib
 import unicodedata
 from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass
+from importlib import metadata
 from pathlib import Path
 from typing import Any
 
@@ -30,9 +31,8 @@ import pyarrow.compute as pc
 import pyarrow.dataset as ds
 
 from shingling.estimators import containment, jaccard, matches, union_sample
+from shingling.exit_codes import EXIT_CODES_HELP, ExitCode
 from shingling.index import (
-    DOC_ID,
-    HASH,
     MANIFEST,
     POSTINGS,
     IndexFormatError,
@@ -40,7 +40,21 @@ from shingling.index import (
     open_index,
 )
 from shingling.normalize import words as text_words
+from shingling.pairs import min_shared
 from shingling.report import read_texts, write_report
+from shingling.schema import (
+    DOC_A,
+    DOC_B,
+    DOC_ID,
+    EXACT,
+    HASH,
+    JACCARD,
+    JACCARD_ESTIMATE,
+    N_SHINGLES,
+    SKETCH,
+    TEXT,
+    TEXT_HASH,
+)
 from shingling.shingles import shingles
 from shingling.sketch import (
     DEFAULT_K,
@@ -51,9 +65,9 @@ from shingling.sketch import (
     sketch,
 )
 
-EXIT_OK = 0
-EXIT_USAGE = 2
-EXIT_INPUT = 3
+EXIT_OK = ExitCode.OK
+EXIT_USAGE = ExitCode.USAGE
+EXIT_INPUT = ExitCode.BAD_INPUT
 
 
 def read_parquet(path: Path, columns: list[str] | None = None) -> pa.Table:
@@ -165,7 +179,8 @@ def candidate_rows(
     hit = np.isin(values[offsets[0] : offsets[-1]], query)
     counts = np.bincount(row_of[hit], minlength=n)
     sample = np.minimum(k, lengths + len(query) - counts)
-    possible = (counts > 0) & (counts >= np.ceil(threshold * sample - 1e-9))
+    need = np.array([min_shared(int(s), threshold) for s in sample], dtype=np.int64)
+    possible = (counts > 0) & (counts >= need)
     rows = np.flatnonzero(possible)
     return rows, counts[rows]
 
@@ -198,9 +213,9 @@ def _score(
 
 def query_documents_table(path: Path, query: Sketch, threshold: float) -> list[Match]:
     """Near-duplicates of a sketch in a run's documents table (doc_id, n_shingles, sketch)."""
-    table = read_parquet(path, ["doc_id", "n_shingles", "sketch"])
-    table = table.filter(pc.is_valid(table["sketch"]))
-    column = table["sketch"].combine_chunks()
+    table = read_parquet(path, [DOC_ID, N_SHINGLES, SKETCH])
+    table = table.filter(pc.is_valid(table[SKETCH]))
+    column = table[SKETCH].combine_chunks()
     values = column.values.to_numpy()
     offsets = column.offsets.to_numpy()
     rows, _ = candidate_rows(
@@ -209,9 +224,9 @@ def query_documents_table(path: Path, query: Sketch, threshold: float) -> list[M
     chosen = table.take(pa.array(rows, pa.int64()))
     return _score(
         query,
-        chosen["doc_id"].to_pylist(),
-        chosen["sketch"].to_pylist(),
-        chosen["n_shingles"].to_pylist(),
+        chosen[DOC_ID].to_pylist(),
+        chosen[SKETCH].to_pylist(),
+        chosen[N_SHINGLES].to_pylist(),
         threshold,
     )
 
@@ -225,7 +240,7 @@ def least_matches(threshold: float, k: int, query_size: int) -> int:
     >>> least_matches(0.6, 20, 20), least_matches(0.6, 20, 5), least_matches(0.0, 20, 20)
     (12, 3, 1)
     """
-    return max(1, math.ceil(threshold * min(k, query_size) - 1e-9))
+    return min_shared(min(k, query_size), threshold)
 
 
 def rank(m: Match) -> tuple[float, int, Any]:
@@ -306,14 +321,14 @@ def query_index(
             if rank(found[-1]) < (-min(most, sample) / sample, -most, chunk[DOC_ID][0].as_py()):
                 break
         documents = reader.documents(
-            chunk[DOC_ID].to_pylist(), columns=(DOC_ID, "n_shingles", "sketch")
+            chunk[DOC_ID].to_pylist(), columns=(DOC_ID, N_SHINGLES, SKETCH)
         )
-        documents = documents.filter(pc.is_valid(documents["sketch"]))
+        documents = documents.filter(pc.is_valid(documents[SKETCH]))
         found += _score(
             query,
             documents[DOC_ID].to_pylist(),
-            documents["sketch"].to_pylist(),
-            documents["n_shingles"].to_pylist(),
+            documents[SKETCH].to_pylist(),
+            documents[N_SHINGLES].to_pylist(),
             threshold,
         )
     return sorted(found, key=rank)[:limit]
@@ -529,13 +544,11 @@ def format_explained(e: Explained, name_a: str, name_b: str, column: int = 30) -
     return "\n".join(lines)
 
 
-def _explain_inputs(args: argparse.Namespace) -> tuple[str, str]:
+def _explain_inputs(args: argparse.Namespace, settings: dict[str, Any]) -> tuple[str, str]:
     if not args.corpus:
         return read_text(args.a), read_text(args.b)
-    try:
-        texts = read_texts(args.corpus, [args.a, args.b], args.id_column, args.text_column)
-    except (OSError, KeyError, pa.ArrowException) as e:
-        raise InputError(f"cannot read ids {args.a!r}, {args.b!r} from {args.corpus}: {e}") from e
+    id_column, text_column = input_columns(args, settings)
+    texts = corpus_texts(args.corpus, [args.a, args.b], id_column, text_column)
     by_str = {str(key): value for key, value in texts.items()}
     missing = [i for i in (args.a, args.b) if i not in by_str]
     if missing:
@@ -547,7 +560,7 @@ def explain(args: argparse.Namespace) -> int:
     settings = run_settings(Path(args.run)) if args.run else {}
     width = int(args.width or settings.get("sketch", {}).get("width", DEFAULT_WIDTH))
     k = int(args.k or settings.get("sketch", {}).get("k", DEFAULT_K))
-    text_a, text_b = _explain_inputs(args)
+    text_a, text_b = _explain_inputs(args, settings)
     try:
         e = explain_texts(text_a, text_b, width=width, k=k)
     except EmptyDocumentError as err:
@@ -609,12 +622,12 @@ def text_keys(output: Path) -> tuple[dict[Any, int], dict[int, int]]:
     documents = output / "documents"
     if not documents.is_dir():
         return {}, {}
-    table = read_parquet(documents, ["doc_id", "text_hash"])
-    table = table.filter(pc.is_valid(table["text_hash"]))
-    counts = table.group_by("text_hash").aggregate([("doc_id", "count")])
+    table = read_parquet(documents, [DOC_ID, TEXT_HASH])
+    table = table.filter(pc.is_valid(table[TEXT_HASH]))
+    counts = table.group_by(TEXT_HASH).aggregate([(DOC_ID, "count")])
     return (
-        dict(zip(table["doc_id"].to_pylist(), table["text_hash"].to_pylist(), strict=True)),
-        dict(zip(counts["text_hash"].to_pylist(), counts["doc_id_count"].to_pylist(), strict=True)),
+        dict(zip(table[DOC_ID].to_pylist(), table[TEXT_HASH].to_pylist(), strict=True)),
+        dict(zip(counts[TEXT_HASH].to_pylist(), counts["doc_id_count"].to_pylist(), strict=True)),
     )
 
 
@@ -635,8 +648,8 @@ def distinct_pairs(
     best: list[dict[str, Any]] = []
     skipped = 0
     for p in pairs:
-        ka = ("text", key[p["doc_a"]]) if p["doc_a"] in key else ("id", p["doc_a"])
-        kb = ("text", key[p["doc_b"]]) if p["doc_b"] in key else ("id", p["doc_b"])
+        ka = ("text", key[p[DOC_A]]) if p[DOC_A] in key else ("id", p[DOC_A])
+        kb = ("text", key[p[DOC_B]]) if p[DOC_B] in key else ("id", p[DOC_B])
         if ka in shown and kb in shown:
             skipped += 1
             continue
@@ -649,10 +662,33 @@ def distinct_pairs(
 
 def _sorted_pairs(pairs: pa.Table, chunk: int = 1000) -> Iterator[dict[str, Any]]:
     order = pc.sort_indices(
-        pairs, sort_keys=[("jaccard", "descending"), ("doc_a", "ascending"), ("doc_b", "ascending")]
+        pairs, sort_keys=[(JACCARD, "descending"), (DOC_A, "ascending"), (DOC_B, "ascending")]
     )
     for start in range(0, len(order), chunk):
         yield from pairs.take(order[start : start + chunk]).to_pylist()
+
+
+def input_columns(args: argparse.Namespace, settings: dict[str, Any]) -> tuple[str, str]:
+    """The corpus's id and text columns: as given, else the run's ([input] of its config)."""
+    given = settings.get("input", {})
+    return (
+        args.id_column or given.get("id_column", DOC_ID),
+        args.text_column or given.get("text_column", TEXT),
+    )
+
+
+def corpus_texts(corpus: str, ids: list[Any], id_column: str, text_column: str) -> dict[Any, str]:
+    """The texts of ``ids`` in ``corpus``, or a clear error (exit 3) naming what is missing."""
+    if not corpus.startswith(("s3", "hdfs", "gs", "abfs")) and not Path(corpus).exists():
+        raise InputError(f"no corpus at {corpus}")
+    try:
+        return read_texts(corpus, ids, id_column, text_column)
+    except KeyError as e:
+        raise InputError(
+            f"the corpus {corpus} has no column {e}: pass --id-column / --text-column"
+        ) from e
+    except (OSError, pa.ArrowException) as e:
+        raise InputError(f"cannot read the corpus {corpus}: {e}") from e
 
 
 def top(args: argparse.Namespace) -> int:
@@ -660,19 +696,31 @@ def top(args: argparse.Namespace) -> int:
     pairs_path = output / "pairs"
     if not pairs_path.exists():
         raise InputError(f"no pair table at {pairs_path}")
+    id_column, text_column = input_columns(args, run_settings(output))
     pairs = read_parquet(pairs_path)
-    print(f"{pairs.num_rows} pairs in {pairs_path}")
+    if not args.json:
+        print(f"{pairs.num_rows} pairs in {pairs_path}")
     if pairs.num_rows == 0:
+        if args.json:
+            print(json.dumps({"pairs": pairs.num_rows, "top": []}))
         return EXIT_OK
-    chosen = pairs.filter(pc.invert(pairs["exact_duplicate"])) if args.skip_exact else pairs
+    chosen = pairs.filter(pc.invert(pairs[EXACT])) if args.skip_exact else pairs
     key, copies = text_keys(output)
     best, passed = distinct_pairs(_sorted_pairs(chosen), key, args.n)
-    ids = [p["doc_a"] for p in best] + [p["doc_b"] for p in best]
-    texts = (
-        read_texts(args.corpus, ids, args.id_column, args.text_column)
-        if args.corpus and ids
-        else {}
-    )
+    ids = [p[DOC_A] for p in best] + [p[DOC_B] for p in best]
+    texts = corpus_texts(args.corpus, ids, id_column, text_column) if args.corpus and ids else {}
+    if args.json:
+        listed = [
+            {
+                **p,
+                "copies_a": copies.get(key[p[DOC_A]], 1) if p[DOC_A] in key else 1,
+                "copies_b": copies.get(key[p[DOC_B]], 1) if p[DOC_B] in key else 1,
+                **({"text_a": texts.get(p[DOC_A]), "text_b": texts.get(p[DOC_B])} if texts else {}),
+            }
+            for p in best
+        ]
+        print(json.dumps({"pairs": pairs.num_rows, "left_out": passed, "top": listed}, default=str))
+        return EXIT_OK
 
     def named(doc: Any) -> str:
         extra = copies.get(key[doc], 1) - 1 if doc in key else 0
@@ -684,10 +732,10 @@ def top(args: argparse.Namespace) -> int:
 
     for p in best:
         # a verified run's jaccard is exact, and its sketch's estimate is shown beside it
-        estimate = p.get("jaccard_estimate")
+        estimate = p.get(JACCARD_ESTIMATE)
         scored = (
             f"jaccard {p['jaccard']:.2f} (estimate {estimate:.2f})"
-            if estimate is not None and estimate != p["jaccard"]
+            if estimate is not None and estimate != p[JACCARD]
             else f"jaccard {p['jaccard']:.2f}"
         )
         print(
@@ -695,7 +743,7 @@ def top(args: argparse.Namespace) -> int:
             f"{p['matches']} shared sketch hashes, {p['shingles_a']} and {p['shingles_b']} shingles"
         )
         if texts:
-            print(_side_by_side(texts.get(p["doc_a"]) or "", texts.get(p["doc_b"]) or ""))
+            print(_side_by_side(texts.get(p[DOC_A]) or "", texts.get(p[DOC_B]) or ""))
     if passed:
         print(f"\n({passed} pairs repeating texts shown above left out)")
     return EXIT_OK
@@ -745,9 +793,20 @@ def _sketch_options(p: argparse.ArgumentParser, where: str) -> None:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="shingling", description="Near-duplicate documents, without Spark."
+        prog="shingling",
+        description="Near-duplicate documents: run a job, or look at a run without Spark.",
+        epilog=EXIT_CODES_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
+    parser.add_argument("--version", action="version", version=f"shingling {version()}")
     sub = parser.add_subparsers(dest="command", required=True)
+
+    sub.add_parser(
+        "run",
+        help="run a job (near-duplicates, dedup, nightly, build-index) with the bundled Spark:"
+        " shingling run JOB [job options] [-- spark-submit options]",
+        add_help=False,
+    )
 
     p = sub.add_parser(
         "query", help="near-duplicates of one document in an index or a run's output"
@@ -770,8 +829,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("a", help="a text file, or an id with --corpus")
     p.add_argument("b", help="a text file, or an id with --corpus")
     p.add_argument("--corpus", help="a Parquet corpus: A and B are then document ids in it")
-    p.add_argument("--id-column", default="doc_id")
-    p.add_argument("--text-column", default="text")
+    p.add_argument("--id-column", help="the corpus's id column (default: --run's, else doc_id)")
+    p.add_argument("--text-column", help="the corpus's text column (default: --run's, else text)")
     p.add_argument("--run", help="take width and k from this run's output directory")
     p.add_argument("--json", action="store_true", help="print JSON instead of text")
     _sketch_options(p, "--run's")
@@ -781,8 +840,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("output", help="a run's output directory (holding pairs/)")
     p.add_argument("--corpus", help="the corpus the run read, to show the texts")
     p.add_argument("-n", type=_positive, default=5, help="how many pairs (default 5)")
-    p.add_argument("--id-column", default="doc_id")
-    p.add_argument("--text-column", default="text")
+    p.add_argument("--id-column", help="the corpus's id column (default: the run's)")
+    p.add_argument("--text-column", help="the corpus's text column (default: the run's)")
+    p.add_argument("--json", action="store_true", help="print JSON instead of text")
     p.add_argument(
         "--skip-exact",
         action=argparse.BooleanOptionalAction,
@@ -802,7 +862,24 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def version() -> str:
+    """The installed package's version."""
+    try:
+        return metadata.version("shingling")
+    except metadata.PackageNotFoundError:
+        return "unknown (not installed)"
+
+
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv[:1] == ["run"]:  # the job's own parser reads the rest (and answers --help)
+        from jobs import launch
+
+        if len(argv) < 2 or argv[1] in ("-h", "--help"):
+            print(launch.__doc__)
+            print("jobs: " + ", ".join(launch.JOBS))
+            return EXIT_OK if len(argv) >= 2 else EXIT_USAGE
+        return launch.run(argv[1], argv[2:])
     args = build_parser().parse_args(argv)
     try:
         return int(args.handler(args))

@@ -74,6 +74,18 @@ import pyarrow.compute as pc
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
+from shingling.schema import (
+    ADDED,
+    DOC_ID,
+    HASH,
+    N_SHINGLES,
+    N_WORDS,
+    SEGMENT,
+    SKETCH,
+    SKIP_REASON,
+    TEXT_HASH,
+)
+
 FORMAT = "shingling-index"
 FORMAT_VERSION = 1
 
@@ -86,13 +98,8 @@ POSTINGS = "postings"
 SUPERSEDED = "superseded"
 TEXTS = "texts"
 
-# Columns of the index tables (the documents table's own names are in jobs/schemas.py; repeated
-# here because this module must not import pyspark).
-DOC_ID = "doc_id"
-HASH = "hash"
-ADDED = "added"
-SEGMENT = "segment"
-DOCUMENT_COLUMNS = ("doc_id", "n_words", "n_shingles", "sketch", "text_hash", "skip_reason", ADDED)
+# Columns of the index tables: the documents table's, and when each document was added.
+DOCUMENT_COLUMNS = (DOC_ID, N_WORDS, N_SHINGLES, SKETCH, TEXT_HASH, SKIP_REASON, ADDED)
 
 
 class IndexNotFoundError(FileNotFoundError):

@@ -32,6 +32,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.dataset as ds
 
+from shingling.schema import DOC_A, DOC_B, DOC_ID, EXACT, JACCARD
+
 REPORT_NAME = "report.html"
 CLUSTERS_PATH = "dedup/clusters"
 # Bars of the similarity histogram: 20 bins of 0.05 over [0, 1].
@@ -158,16 +160,16 @@ def _read_table(path: Path, columns: list[str] | None = None) -> pa.Table | None
 
 def exact_groups(pairs: pa.Table) -> tuple[np.ndarray, list[Cluster]]:
     """Groups of exact duplicates from the pair table: their sizes, and all groups largest first."""
-    exact = pairs.filter(pairs["exact_duplicate"])
+    exact = pairs.filter(pairs[EXACT])
     if exact.num_rows == 0:
         return np.zeros(0, dtype=np.int64), []
     # index ids in sorted order, so a group's label (its smallest index) is its smallest id
     ids = pc.unique(
-        pa.concat_arrays([exact["doc_a"].combine_chunks(), exact["doc_b"].combine_chunks()])
+        pa.concat_arrays([exact[DOC_A].combine_chunks(), exact[DOC_B].combine_chunks()])
     )
     ids = ids.take(pc.sort_indices(ids))
-    a = pc.index_in(exact["doc_a"], value_set=ids).to_numpy()
-    b = pc.index_in(exact["doc_b"], value_set=ids).to_numpy()
+    a = pc.index_in(exact[DOC_A], value_set=ids).to_numpy()
+    b = pc.index_in(exact[DOC_B], value_set=ids).to_numpy()
     labels = connected_groups(a, b, len(ids))
     roots, sizes = np.unique(labels, return_counts=True)
     order = np.lexsort((roots, -sizes))
@@ -181,7 +183,7 @@ def exact_groups(pairs: pa.Table) -> tuple[np.ndarray, list[Cluster]]:
 
 def dedup_clusters(clusters: pa.Table) -> tuple[np.ndarray, list[Cluster]]:
     """Cluster sizes (two or more members) and the largest clusters from dedup/clusters/."""
-    per_cluster = clusters.group_by("cluster_id").aggregate([("doc_id", "count")])
+    per_cluster = clusters.group_by("cluster_id").aggregate([(DOC_ID, "count")])
     per_cluster = per_cluster.filter(pc.greater(per_cluster["doc_id_count"], 1))
     sizes = per_cluster["doc_id_count"].to_numpy()
     order = pc.sort_indices(
@@ -189,10 +191,10 @@ def dedup_clusters(clusters: pa.Table) -> tuple[np.ndarray, list[Cluster]]:
     )
     top = per_cluster.take(order[:LARGEST_CLUSTERS]).to_pylist()
     members = clusters.filter(pc.field("cluster_id").isin([c["cluster_id"] for c in top]))
-    members = members.sort_by([("cluster_id", "ascending"), ("doc_id", "ascending")])
+    members = members.sort_by([("cluster_id", "ascending"), (DOC_ID, "ascending")])
     by_cluster: dict[Any, list[Any]] = {}
     for cid, doc in zip(
-        members["cluster_id"].to_pylist(), members["doc_id"].to_pylist(), strict=True
+        members["cluster_id"].to_pylist(), members[DOC_ID].to_pylist(), strict=True
     ):
         by_cluster.setdefault(cid, []).append(doc)
     return sizes, [
@@ -267,14 +269,14 @@ def load_run(
     if pairs is None:
         pairs = pa.table(
             {
-                "doc_a": pa.array([], pa.string()),
-                "doc_b": pa.array([], pa.string()),
-                "jaccard": pa.array([], pa.float64()),
-                "exact_duplicate": pa.array([], pa.bool_()),
+                DOC_A: pa.array([], pa.string()),
+                DOC_B: pa.array([], pa.string()),
+                JACCARD: pa.array([], pa.float64()),
+                EXACT: pa.array([], pa.bool_()),
             }
         )
-    exact_mask = pairs["exact_duplicate"].to_numpy(zero_copy_only=False).astype(bool)
-    jaccard = pairs["jaccard"].to_numpy(zero_copy_only=False)
+    exact_mask = pairs[EXACT].to_numpy(zero_copy_only=False).astype(bool)
+    jaccard = pairs[JACCARD].to_numpy(zero_copy_only=False)
     table = _read_table(Path(clusters) if clusters is not None else out / CLUSTERS_PATH)
     if clusters is not None and table is None:
         raise FileNotFoundError(f"no clusters table at {clusters}")
@@ -283,7 +285,7 @@ def load_run(
         sizes, largest = dedup_clusters(table)
     else:
         kind = "exact-duplicate groups"
-        sizes, largest = exact_groups(pairs.select(["doc_a", "doc_b", "exact_duplicate"]))
+        sizes, largest = exact_groups(pairs.select([DOC_A, DOC_B, EXACT]))
     largest, note = _with_excerpts(largest, corpus or summary.get("input"), summary)
     return RunData(
         summary=summary,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from hypothesis import settings
@@ -38,3 +39,26 @@ def spark() -> Iterator:
     session.sparkContext.setLogLevel("ERROR")
     yield session
     session.stop()
+
+
+# --- tiers ------------------------------------------------------------------------------------------
+# fast:   no JVM: the library, the compiled path, the CLI, the docs (`make test-fast`, under 2 min)
+# spark:  a SparkSession in this process, or spark-submit (`make test`)
+# slow:   long runs outside the default suite
+# A test is in the spark tier when it (or a fixture it uses) requests the `spark` fixture or the
+# `jvm` fixture (for spark-submit and jobs run in-process), or is marked `pytest.mark.spark`.
+# `make test-fast` runs the rest with SPARK_HOME pointing nowhere, so a test that starts a JVM
+# without saying so fails there instead of hiding.
+
+
+@pytest.fixture(scope="session")
+def jvm() -> None:
+    """Requested by tests and fixtures that start a JVM other than through ``spark``."""
+
+
+def pytest_collection_modifyitems(config, items) -> None:
+    for item in items:
+        uses = set(getattr(item, "fixturenames", ()))
+        on_cluster = "cluster" in Path(str(item.fspath)).parts  # a standalone cluster's JVMs
+        if (uses & {"spark", "jvm"} or on_cluster) and not item.get_closest_marker("spark"):
+            item.add_marker(pytest.mark.spark)

@@ -235,9 +235,7 @@ def test_verified_pair_table_equals_library_exact_pairs_on_random_unicode(
         cut = rng.randrange(len(t) + 1)
         docs.append((2 * i + 1, t[:cut] + rng.choice(licence_words()) + " " + t[cut:]))
     rows = {doc_id: library_row(text, WIDTH, K) for doc_id, text in docs}
-    expected = reference_pairs(
-        rows, threshold=0.5, max_exact_group=3, texts=dict(docs), margin=0.3
-    )
+    expected = reference_pairs(rows, threshold=0.5, max_exact_group=3, texts=dict(docs), margin=0.3)
     frame = spark.createDataFrame(docs, "doc_id long, text string")
     got = spark_pairs(
         spark_documents(spark, docs, LongType()),

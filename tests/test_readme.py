@@ -1,12 +1,14 @@
 """The README's query examples run as written, on the output of a real run over the sample corpus.
 
 A fenced code block is tested when the line right before its fence is ``<!-- test: duckdb -->`` or
-``<!-- test: spark-sql -->``. The README's examples read ``out/sample`` (where ``make run`` writes);
+``<!-- test: spark-sql -->``, or ``<!-- test: python -->`` for a Python shell session (run as a
+doctest from the repository root). The README's examples read ``out/sample`` (where ``make run`` writes);
 here that path is replaced by the test run's output directory.
 """
 
 from __future__ import annotations
 
+import doctest
 import re
 from pathlib import Path
 
@@ -20,7 +22,9 @@ from jobs.errors import ExitCode
 
 README = Path(__file__).resolve().parents[1] / "README.md"
 README_OUTPUT = "out/sample"
-MARKER = re.compile(r"^<!-- test: (duckdb|spark-sql) -->\s*\n```[\w-]*\n(.*?)^```", re.M | re.S)
+MARKER = re.compile(
+    r"^<!-- test: (duckdb|spark-sql|python) -->\s*\n```[\w-]*\n(.*?)^```", re.M | re.S
+)
 
 
 def marked_blocks(markdown: str) -> list[tuple[str, str]]:
@@ -79,3 +83,18 @@ def test_spark_sql_example_runs(spark: SparkSession, output: Path, code: str) ->
     for statement in statements(localized(code, output)):
         result = spark.sql(statement).collect()
     assert result, "the example's last statement returned no rows on the sample corpus"
+
+
+@pytest.mark.parametrize(
+    "code", [c for e, c in BLOCKS if e == "python"], ids=lambda c: c.splitlines()[0][:40]
+)
+def test_python_session_gives_what_it_shows(code: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(README.parent)
+    test = doctest.DocTestParser().get_doctest(code, {}, "README", str(README), 0)
+    runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+    runner.run(test)
+    assert test.examples and runner.failures == 0, f"{runner.failures} examples failed"
+
+
+def test_readme_shows_the_library_in_a_python_shell() -> None:
+    assert any(e == "python" for e, _ in BLOCKS)

@@ -62,13 +62,13 @@ CONTAINMENT_LEVEL = 0.8
 
 def job_has_verify(zip_path: Path = ZIP) -> bool:
     """Whether the job knows ``pairs.verify`` (exact verification of every candidate): read from
-    the defaults packed in dist/shingling.zip, which is what spark-submit runs (conf/default.toml
+    the defaults packed in dist/shingling.zip, which is what spark-submit runs (jobs/default.toml
     when there is no zip)."""
     if zip_path.exists():
         with zipfile.ZipFile(zip_path) as packed:
             text = packed.read("jobs/default.toml").decode()
     else:
-        text = (REPO / "conf" / "default.toml").read_text()
+        text = (REPO / "jobs" / "default.toml").read_text()
     return "verify" in tomllib.loads(text).get("pairs", {})
 
 

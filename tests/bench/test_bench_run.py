@@ -42,8 +42,6 @@ def test_table_compares_with_the_floor_and_bounds_a_peer_that_timed_out() -> Non
     assert "> 600" in rows[2] and rows[3].count("–") == 10
 
 
-
-
 def test_the_note_gives_the_cost_of_verifying_against_the_estimate_only_run() -> None:
     stages = {"sketch": 10.0, "pairs": 20.0, "total": 32.0}
     runs = [

@@ -122,7 +122,6 @@ def build_zip(dest: Path) -> Path:
             for path in sorted((REPO / package).rglob("*")):
                 if path.is_file() and "__pycache__" not in path.parts:
                     zf.write(path, path.relative_to(REPO).as_posix())
-        zf.write(REPO / "conf" / "default.toml", "jobs/default.toml")
     return dest
 
 

@@ -49,7 +49,7 @@ NOT_YET = pytest.mark.xfail(
     run=False,
     strict=True,
 )
-WIDTH, K = 4, 20  # conf/default.toml's sketch settings, which the job runs with here
+WIDTH, K = 4, 20  # jobs/default.toml's sketch settings, which the job runs with here
 BIG_BYTES = 50_000_000
 LONG_WORD_BYTES = 1_000_000
 
@@ -309,7 +309,7 @@ def check_run(corpus: Corpus, output: Path, result: subprocess.CompletedProcess)
 
 @pytest.fixture(scope="module")
 def hostile_run(
-    tmp_path_factory: pytest.TempPathFactory,
+    tmp_path_factory: pytest.TempPathFactory, jvm: None
 ) -> tuple[Corpus, Path, subprocess.CompletedProcess]:
     root = tmp_path_factory.mktemp("hostile")
     corpus = build_corpus(N_TINY, random.Random(8))

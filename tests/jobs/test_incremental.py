@@ -16,8 +16,8 @@ from testdata import licence_words, light_edits, sample_corpus
 from jobs import incremental
 from jobs.incremental import nightly_pairs
 from jobs.transforms import near_duplicate_pairs, sketch_documents
-from shingling import probe
-from shingling.batch import sketch_batch
+from shingling.fast import probe
+from shingling.fast.batch import sketch_batch
 from shingling.normalize import words
 
 SETTINGS = {"threshold": 0.6, "k": 20, "max_exact_group": 100}

@@ -53,7 +53,7 @@ from jobs.transforms import (
     skip_repeated_ids,
 )
 from shingling.estimators import jaccard, matches
-from shingling.frequency import FrequencySketch
+from shingling.fast.frequency import FrequencySketch
 from shingling.sketch import Sketch
 
 K = 20
@@ -77,7 +77,12 @@ def test_skip_repeated_ids_equals_flagging_the_rows_before_sketching(spark: Spar
     # real text; four ids repeated, one of them with a null text and one with no words in a row
     rows = list(sample_corpus()[:40])
     rows += [(rows[3][0], rows[7][1]), (rows[3][0], rows[9][1]), (rows[5][0], None)]
-    rows += [(rows[11][0], " ... "), (None, rows[12][1]), (None, rows[13][1]), (rows[20][0], rows[20][1])]
+    rows += [
+        (rows[11][0], " ... "),
+        (None, rows[12][1]),
+        (None, rows[13][1]),
+        (rows[20][0], rows[20][1]),
+    ]
     counts: dict[str | None, int] = {}
     for doc_id, _ in rows:
         counts[doc_id] = counts.get(doc_id, 0) + 1

@@ -10,6 +10,7 @@ import io
 import itertools
 import json
 import re
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -548,3 +549,49 @@ def test_distinct_pairs_keeps_the_order_of_its_input() -> None:
     shown, skipped = distinct_pairs(iter(pairs), {"x": 1, "x2": 1, "y": 2, "y2": 2}, 10)
     assert [(p["doc_a"], p["doc_b"]) for p in shown] == [("x", "y"), ("z", "w")]
     assert skipped == 2
+
+
+def test_top_json_lists_what_the_text_shows(
+    run_with_pairs: tuple[Path, pa.Table, pa.Table], capsys: pytest.CaptureFixture[str]
+) -> None:
+    out, _, pairs = run_with_pairs
+    assert main(["top", str(out), "-n", "7"]) == 0
+    shown = shown_pairs(capsys.readouterr().out)
+    listed = run_json(capsys, ["top", str(out), "-n", "7", "--json"])
+    assert listed["pairs"] == pairs.num_rows
+    assert [(p["doc_a"], p["doc_b"]) for p in listed["top"]] == [tuple(p) for p in shown]
+    assert all(p["jaccard"] >= 0.6 and p["copies_a"] >= 1 for p in listed["top"])
+
+
+def test_top_reads_the_corpus_columns_the_run_was_given(
+    run_with_pairs: tuple[Path, pa.Table, pa.Table],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    out, _, _ = run_with_pairs
+    renamed = tmp_path / "corpus.parquet"
+    table = pq.read_table(CORPUS, columns=["doc_id", "text"])
+    pq.write_table(table.rename_columns(["key", "body"]), renamed)
+    run = tmp_path / "run"
+    shutil.copytree(out, run)
+    (run / "config.toml").write_text('[input]\nid_column = "key"\ntext_column = "body"\n')
+    listed = run_json(capsys, ["top", str(run), "-n", "3", "--json", "--corpus", str(renamed)])
+    texts = dict(zip(table["doc_id"].to_pylist(), table["text"].to_pylist(), strict=True))
+    for p in listed["top"]:
+        assert (p["text_a"], p["text_b"]) == (texts[p["doc_a"]], texts[p["doc_b"]])
+    # a corpus path that does not exist, or a column it does not have: exit 3, named
+    assert main(["top", str(run), "--corpus", str(tmp_path / "nowhere")]) == 3
+    assert "no corpus at" in capsys.readouterr().err
+    assert main(["top", str(out), "--corpus", str(renamed)]) == 3  # out's config: doc_id, text
+    assert "no column" in capsys.readouterr().err
+
+
+def test_version_and_exit_codes_in_help(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as done:
+        main(["--version"])
+    assert done.value.code == 0
+    assert capsys.readouterr().out.startswith("shingling ")
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    shown = capsys.readouterr().out
+    assert "exit codes:" in shown and "4  the output exists" in shown and "run" in shown

@@ -10,8 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from testdata import DOCUMENT, licence_texts, overlapping_pair, sample_corpus
 
-from shingling.batch import overlap_batch
 from shingling.exact import overlap, shingle_set
+from shingling.fast.batch import overlap_batch
 from shingling.sketch import sketch
 
 

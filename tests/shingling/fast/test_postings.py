@@ -1,4 +1,4 @@
-"""shingling.postings: every pair of a posting, scored as the library's estimators score it."""
+"""shingling.fast.postings: every pair of a posting, scored as the library's estimators score it."""
 
 from __future__ import annotations
 
@@ -12,9 +12,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from testdata import licence_words, light_edits, sample_corpus
 
+from shingling import pairs
 from shingling.estimators import containment, jaccard, matches
+from shingling.fast.postings import pack, score_sorted_batches, score_table, sketch_arrays
 from shingling.normalize import words
-from shingling.postings import pack, score_sorted_batches, score_table, sketch_arrays
 from shingling.sketch import Sketch, sketch
 
 K = 20
@@ -51,14 +52,13 @@ def posting_rows(found: dict[str, Sketch], ids: dict[str, object] | None = None)
 
 
 def relation(a: Sketch, b: Sketch, threshold: float, within: float | None) -> str | None:
-    if jaccard(a, b) >= threshold:
-        return "near_duplicate"
-    if within is None:
-        return None
-    ca, cb = containment(a, b), containment(b, a)
-    if ca >= cb and ca >= within:
-        return "a_in_b"
-    return "b_in_a" if cb >= within else None
+    return pairs.relation(
+        jaccard(a, b),
+        containment(a, b),
+        containment(b, a),
+        threshold=threshold,
+        containment_threshold=within,
+    )
 
 
 @pytest.mark.parametrize("sample_mod", [0, 4])

@@ -1,4 +1,4 @@
-"""shingling.batch: sketching a whole Arrow batch gives exactly the per-document sketches."""
+"""shingling.fast.batch: sketching a whole Arrow batch gives exactly the per-document sketches."""
 
 from __future__ import annotations
 
@@ -14,8 +14,8 @@ from testdata import (
     sample_corpus_rows,
 )
 
-from shingling.batch import invalid_utf8, sketch_batch
-from shingling.kernels import SET_SIZE
+from shingling.fast.batch import invalid_utf8, sketch_batch
+from shingling.fast.kernels import SET_SIZE
 from shingling.normalize import words
 
 

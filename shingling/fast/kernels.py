@@ -1,6 +1,6 @@
 """The compiled inner loops: batch sketching, and scoring the pairs a join meets.
 
-:func:`shingling.batch.sketch_batch` folds a batch with Arrow kernels (NFKC, lowercase) and hands
+:func:`shingling.fast.batch.sketch_batch` folds a batch with Arrow kernels (NFKC, lowercase) and hands
 the folded UTF-8 bytes to :func:`sketch_texts`, compiled by numba to machine code on first use
 (cached on disk afterwards, see :class:`_Compiled`). Per text, in one pass and one buffer:
 
@@ -18,10 +18,10 @@ reference; the parity tests check the two bit for bit. xxHash64 follows the XXH6
 
 The pair loops score two sketches with the arithmetic of :mod:`shingling.estimators` (tested pair
 by pair): :func:`score_postings` every pair within each posting of a full run's prefix rows
-(:mod:`shingling.postings`), :func:`probe_sketches` each indexed sketch against a nightly batch's
-prefixes (:mod:`shingling.probe`). The full run's prefixes come from :func:`select_prefixes`, in
+(:mod:`shingling.fast.postings`), :func:`probe_sketches` each indexed sketch against a nightly batch's
+prefixes (:mod:`shingling.fast.probe`). The full run's prefixes come from :func:`select_prefixes`, in
 the order of a count-min sketch of hash frequencies (:func:`count_hashes`,
-:mod:`shingling.frequency`). :func:`valid_utf8` checks a batch's bytes before Arrow's text kernels
+:mod:`shingling.fast.frequency`). :func:`valid_utf8` checks a batch's bytes before Arrow's text kernels
 see them.
 """
 
@@ -32,6 +32,8 @@ from typing import Any
 
 import numpy as np
 from numba import njit
+
+from shingling import pairs
 
 _U = np.uint64
 P1 = _U(11400714785074694791)
@@ -485,10 +487,9 @@ def hash_lanes(lanes: list[int], seed: int) -> int:
     return int(_hash_lanes(np.array(lanes, dtype=np.uint64), _U(seed)))
 
 
-@njit(inline="always")
-def _min_shared(size: int, threshold: float) -> int:
-    # as jobs.transforms.min_shared: rounded down a hair, at least one
-    return max(int(np.ceil(size * threshold - 1e-9)), 1)
+# the reference rules themselves, compiled
+_min_shared = njit(inline="always")(pairs.min_shared)
+_relation_code = njit(inline="always")(pairs.relation_code)
 
 
 @njit(inline="always")
@@ -602,15 +603,7 @@ def _score_pair(
     known = _shared(va, a0, ea, vb, b0, eb)
     ca = known / (ea - a0) if ea > a0 else 0.0
     cb = known / (eb - b0) if eb > b0 else 0.0
-    rel = 0
-    if jac >= threshold:
-        rel = 1
-    elif containment_threshold >= 0:
-        if ca >= cb and ca >= containment_threshold:
-            rel = 2
-        elif cb >= containment_threshold:
-            rel = 3
-    return True, both, jac, ca, cb, rel
+    return True, both, jac, ca, cb, _relation_code(jac, ca, cb, threshold, containment_threshold)
 
 
 def _score_postings(
@@ -994,7 +987,7 @@ select_prefixes = _Compiled(_select_prefixes)
 def _shared_runs(va: Any, oa: Any, vb: Any, ob: Any) -> Any:
     """Per pair i, how many values the ascending runs ``va[oa[i]:oa[i + 1]]`` and
     ``vb[ob[i]:ob[i + 1]]`` share: |A ∩ B| of two whole shingle sets, for
-    :func:`shingling.batch.overlap_batch` (the reference is :func:`shingling.exact.overlap`)."""
+    :func:`shingling.fast.batch.overlap_batch` (the reference is :func:`shingling.exact.overlap`)."""
     n = len(oa) - 1
     out = np.zeros(n, dtype=np.int64)
     for i in range(n):

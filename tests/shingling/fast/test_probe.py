@@ -1,4 +1,4 @@
-"""shingling.probe: the nightly join finds every pair the estimators score at the threshold."""
+"""shingling.fast.probe: the nightly join finds every pair the estimators score at the threshold."""
 
 from __future__ import annotations
 
@@ -11,10 +11,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from testdata import licence_words, light_edits, sample_corpus
 
-from shingling.batch import sketch_batch
 from shingling.estimators import containment, jaccard, matches
+from shingling.fast.batch import sketch_batch
+from shingling.fast.probe import ProbeTable, slices
 from shingling.normalize import words
-from shingling.probe import ProbeTable, slices
 from shingling.sketch import Sketch
 
 K = 20

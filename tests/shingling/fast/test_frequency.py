@@ -1,9 +1,8 @@
-"""shingling.frequency: a count-min sketch never undercounts, and the prefixes it orders lose no pair."""
+"""shingling.fast.frequency: a count-min sketch never undercounts, and the prefixes it orders lose no pair."""
 
 from __future__ import annotations
 
 import itertools
-import math
 import random
 from collections import Counter
 from functools import cache
@@ -16,9 +15,10 @@ from hypothesis import strategies as st
 from testdata import licence_words, light_edits, sample_corpus
 
 from shingling.estimators import jaccard
-from shingling.frequency import FrequencySketch
+from shingling.fast.frequency import FrequencySketch
+from shingling.fast.postings import prefix_rows, sketch_arrays
 from shingling.normalize import words
-from shingling.postings import prefix_rows, sketch_arrays
+from shingling.pairs import min_shared
 from shingling.sketch import Sketch, sketch
 
 K = 20
@@ -46,10 +46,6 @@ def counted(sketches: tuple[Sketch, ...], width: int) -> FrequencySketch:
     for s in sketches:
         table.add(np.array(s.hashes[:K], dtype=np.int64))
     return table
-
-
-def min_shared(n: int, threshold: float) -> int:
-    return max(math.ceil(n * threshold - 1e-9), 1)
 
 
 def reference_prefix(s: Sketch, table: FrequencySketch, threshold: float) -> list[int]:

@@ -1,4 +1,4 @@
-"""shingling.kernels: the compiled xxHash64 equals the xxhash package, for any input length."""
+"""shingling.fast.kernels: the compiled xxHash64 equals the xxhash package, for any input length."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import shingling
-from shingling.kernels import hash_bytes, hash_lanes
+from shingling.fast.kernels import hash_bytes, hash_lanes
 
 UINT64 = st.integers(min_value=0, max_value=2**64 - 1)
 SEEDS = st.one_of(st.just(42), st.just(0), UINT64)
@@ -57,7 +57,7 @@ def test_compiles_where_no_cache_can_be_written(tmp_path: Path) -> None:
     # the smallest compiled loop: the fallback is the same for all (compiling the sketching loop
     # too would add 7 s)
     code = (
-        "import pyarrow as pa, shingling; from shingling.batch import invalid_utf8; "
+        "import pyarrow as pa, shingling; from shingling.fast.batch import invalid_utf8; "
         "print(shingling.__file__); "
         "texts = pa.array([b'caf\\xc3\\xa9', b'caf\\xe9']).view(pa.string()); "
         "print(''.join('1' if x else '0' for x in invalid_utf8(texts).to_pylist()))"

@@ -27,7 +27,7 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from shingling.kernels import count_hashes, estimate_hashes, select_prefixes
+from shingling.fast.kernels import count_hashes, estimate_hashes, select_prefixes
 
 DEPTH = 3
 #: one odd multiplier per row (multiply-shift hashing; fixed, so every process agrees)
@@ -52,7 +52,9 @@ class FrequencySketch:
 
     def __init__(self, width: int, depth: int = DEPTH, counts: np.ndarray | None = None):
         if not 1 <= width <= MAX_WIDTH or not 1 <= depth <= len(MULTIPLIERS):
-            raise ValueError(f"width must be in [1, 2**32) and depth in [1, 4], got {width}, {depth}")
+            raise ValueError(
+                f"width must be in [1, 2**32) and depth in [1, 4], got {width}, {depth}"
+            )
         self.width = width
         self.depth = depth
         if counts is None:
@@ -62,7 +64,9 @@ class FrequencySketch:
         self.counts = counts
 
     @classmethod
-    def for_hashes(cls, hashes: int, *, max_megabytes: float, depth: int = DEPTH) -> FrequencySketch:
+    def for_hashes(
+        cls, hashes: int, *, max_megabytes: float, depth: int = DEPTH
+    ) -> FrequencySketch:
         """A sketch for about ``hashes`` distinct hashes (:data:`BYTES_PER_HASH` each, so about
         63% of its counters end up used), of at most ``max_megabytes`` (MiB)."""
         size = min(max(hashes, 1) * BYTES_PER_HASH, max_megabytes * (1 << 20))

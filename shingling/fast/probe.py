@@ -5,7 +5,7 @@ index is far larger than the batch. :class:`ProbeTable` holds the batch's side i
 distinct texts: ids, sketches, and the prefix of each sketch in a hash table), and
 :meth:`ProbeTable.probe` streams the index's documents through it: each indexed sketch looks up its
 bottom-k hashes, meets the batch documents whose prefix holds one of them, and every such pair is
-tested and scored once by the compiled loop :func:`shingling.kernels.probe_sketches` (the
+tested and scored once by the compiled loop :func:`shingling.fast.kernels.probe_sketches` (the
 arithmetic of :mod:`shingling.estimators`). The batch's own documents are streamed the same way
 for the pairs within the batch.
 
@@ -27,14 +27,21 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from shingling.kernels import probe_sketches, probe_slots
-from shingling.postings import int64s, single, sketch_arrays
+from shingling import pairs
+from shingling.fast.kernels import probe_sketches, probe_slots
+from shingling.fast.postings import int64s, single, sketch_arrays
+from shingling.schema import (
+    CONTAINMENT_A,
+    CONTAINMENT_B,
+    DOC_ID,
+    JACCARD,
+    MATCHES,
+    N_SHINGLES,
+    N_WORDS,
+    SKETCH,
+    TEXT_HASH,
+)
 
-DOC_ID = "doc_id"
-N_SHINGLES = "n_shingles"
-SKETCH = "sketch"
-TEXT_HASH = "text_hash"
-N_WORDS = "n_words"
 IN_BATCH = "in_batch"  # a probing row that is one of the table's own documents
 PROBE = "probe_id"  # the batch document of a pair (null: a row listed for its text only)
 
@@ -54,18 +61,18 @@ def output_schema(id_type: pa.DataType) -> pa.Schema:
             pa.field(N_WORDS, pa.int64()),
             pa.field(IN_BATCH, pa.bool_()),
             pa.field(PROBE, id_type),
-            pa.field("matches", pa.int32()),
-            pa.field("jaccard", pa.float64()),
-            pa.field("containment_a", pa.float64()),
-            pa.field("containment_b", pa.float64()),
+            pa.field(MATCHES, pa.int32()),
+            pa.field(JACCARD, pa.float64()),
+            pa.field(CONTAINMENT_A, pa.float64()),
+            pa.field(CONTAINMENT_B, pa.float64()),
             pa.field("shingles_a", pa.int64()),
         ]
     )
 
 
 def min_shared(n: np.ndarray, threshold: float) -> np.ndarray:
-    """As ``jobs.transforms.min_shared``: the fewest shared hashes that can reach ``threshold``."""
-    return np.maximum(np.ceil(n * threshold - 1e-9), 1).astype(np.int64)
+    """:func:`shingling.pairs.min_shared` of each size in ``n``."""
+    return np.array([pairs.min_shared(int(size), threshold) for size in n], dtype=np.int64)
 
 
 class ProbeTable:

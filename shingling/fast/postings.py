@@ -3,7 +3,7 @@
 The Spark job sends the prefix rows (hash, doc_id, n_shingles, sketch) to the executors grouped by
 hash and sorted within each partition, and :func:`score_sorted_batches` turns each run of rows with
 one hash (a posting) into scored pairs with the compiled loop
-:func:`shingling.kernels.score_postings`. A prefix row's sketch is packed into one binary value
+:func:`shingling.fast.kernels.score_postings`. A prefix row's sketch is packed into one binary value
 (:func:`pack`, the int64 hashes little-endian): Spark moves and copies a binary value whole, where
 an array of longs costs it a write per element at every conversion between Arrow and its rows.
 
@@ -24,17 +24,27 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from shingling.frequency import FrequencySketch
-from shingling.kernels import score_postings
+from shingling import pairs
+from shingling.fast.frequency import FrequencySketch
+from shingling.fast.kernels import score_postings
+from shingling.schema import (
+    CONTAINMENT_A,
+    CONTAINMENT_B,
+    DOC_A,
+    DOC_B,
+    DOC_ID,
+    HASH,
+    JACCARD,
+    MATCHES,
+    N_SHINGLES,
+    RELATION,
+    SKETCH,
+)
 
-HASH = "hash"
-DOC_ID = "doc_id"
-N_SHINGLES = "n_shingles"
-SKETCH = "sketch"
 STAR = "star"  # the column that marks a capped posting's star pairs
 
 #: The relation codes of the kernel, as the pair table spells them (0: none, a null).
-RELATIONS = pa.array([None, "near_duplicate", "a_in_b", "b_in_a"], type=pa.string())
+RELATIONS = pa.array(pairs.RELATIONS, type=pa.string())
 
 
 def output_schema(id_type: pa.DataType) -> pa.Schema:
@@ -42,15 +52,15 @@ def output_schema(id_type: pa.DataType) -> pa.Schema:
     whether the pair is one of a capped posting's star."""
     return pa.schema(
         [
-            pa.field("doc_a", id_type),
-            pa.field("doc_b", id_type),
-            pa.field("matches", pa.int32()),
-            pa.field("jaccard", pa.float64()),
-            pa.field("containment_a", pa.float64()),
-            pa.field("containment_b", pa.float64()),
+            pa.field(DOC_A, id_type),
+            pa.field(DOC_B, id_type),
+            pa.field(MATCHES, pa.int32()),
+            pa.field(JACCARD, pa.float64()),
+            pa.field(CONTAINMENT_A, pa.float64()),
+            pa.field(CONTAINMENT_B, pa.float64()),
             pa.field("shingles_a", pa.int64()),
             pa.field("shingles_b", pa.int64()),
-            pa.field("relation", pa.string()),
+            pa.field(RELATION, pa.string()),
             pa.field(STAR, pa.bool_()),
         ]
     )

@@ -1,0 +1,21 @@
+"""What every entry point reports: the documents it read, sketched and skipped, by reason."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+
+from jobs.schemas import SKIP_REASON, SKIP_REASONS
+
+
+def count_documents(documents: DataFrame) -> dict[str, Any]:
+    """Documents read, sketched and skipped by reason: one aggregate over the written table."""
+    by_reason = {
+        r[SKIP_REASON]: r["n"]
+        for r in documents.groupBy(SKIP_REASON).agg(F.count(F.lit(1)).alias("n")).collect()
+    }
+    skipped = {reason: int(by_reason.get(reason, 0)) for reason in SKIP_REASONS}
+    sketched = int(by_reason.get(None, 0))
+    return {"read": sketched + sum(skipped.values()), "sketched": sketched, "skipped": skipped}

@@ -1,0 +1,194 @@
+"""The pair rules, defined once: which pairs a join must find, and what a found pair is.
+
+Every path imports these: the Spark transforms (``jobs/transforms.py``, ``jobs/verify.py``), the
+compiled loops (``shingling/fast/``, through ``numba.njit`` of the same functions), the nightly
+probe and the CLI's index search; ``tests/test_rules.py`` proves the Spark column expressions equal
+to them.
+
+>>> min_shared(20, 0.5), prefix_length(20, 0.5)
+(10, 11)
+>>> relation(0.4, 0.9, 0.2, threshold=0.5, containment_threshold=0.8)
+'a_in_b'
+>>> candidate_threshold(0.5, 0.2)
+0.3
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections import defaultdict
+from typing import Any
+
+from shingling.estimators import containment, jaccard, matches
+from shingling.exact import overlap
+from shingling.schema import A_IN_B, B_IN_A, NEAR_DUPLICATE
+from shingling.sketch import DEFAULT_K, DEFAULT_WIDTH, Sketch
+
+# Scores are ratios of small integers, thresholds decimal fractions: a product like 20 * 0.7 is
+# 14.000000000000002 in floating point. Every bound is taken this much on the generous side, so
+# float error can only add a candidate, never lose one.
+SLACK = 1e-9
+
+# Candidates are never sought below this estimate (a bound of 0 would pair every document).
+CANDIDATE_FLOOR = 0.05
+
+
+def min_shared(size: int, threshold: float) -> int:
+    """The fewest shared hashes among ``size`` that can reach ``threshold``: ceil(size * t), at
+    least one (rounded down a hair, :data:`SLACK`)."""
+    return max(math.ceil(size * threshold - SLACK), 1)
+
+
+def prefix_length(size: int, threshold: float) -> int:
+    """How many of a sketch's ``size`` hashes (in any fixed global order) a pair that shares
+    :func:`min_shared` of them must meet in: two sketches sharing t hashes share one of their
+    first size - t + 1 (the prefix filter of Bayardo et al., WWW 2007)."""
+    return size - min_shared(size, threshold) + 1
+
+
+#: What :func:`relation_code` returns, as the pair table spells it (code 0: not a pair).
+RELATIONS: tuple[str | None, ...] = (None, NEAR_DUPLICATE, A_IN_B, B_IN_A)
+
+
+def relation_code(
+    jaccard: float,
+    containment_a: float,
+    containment_b: float,
+    threshold: float,
+    containment_threshold: float,
+) -> int:
+    """:func:`relation` as an index into :data:`RELATIONS`, with a negative
+    ``containment_threshold`` for none (the form the compiled loops use, through ``numba.njit``)."""
+    if jaccard >= threshold:
+        return 1
+    if containment_threshold >= 0:
+        if containment_a >= containment_b and containment_a >= containment_threshold:
+            return 2
+        if containment_b >= containment_threshold:
+            return 3
+    return 0
+
+
+def relation(
+    jaccard: float,
+    containment_a: float,
+    containment_b: float,
+    *,
+    threshold: float,
+    containment_threshold: float | None,
+) -> str | None:
+    """What a pair is: ``near_duplicate`` when ``jaccard`` reaches ``threshold``; else ``a_in_b``
+    (or ``b_in_a``) when the larger containment reaches ``containment_threshold`` (None: never);
+    else nothing (None), and the pair is not written."""
+    within = -1.0 if containment_threshold is None else containment_threshold
+    return RELATIONS[relation_code(jaccard, containment_a, containment_b, threshold, within)]
+
+
+def flipped(rel: str | None) -> str | None:
+    """The relation of (b, a) given that of (a, b)."""
+    return {A_IN_B: B_IN_A, B_IN_A: A_IN_B}.get(rel, rel) if rel is not None else None
+
+
+def candidate_threshold(threshold: float, margin: float) -> float:
+    """The sketch estimate a verifying run seeks candidates from: ``margin`` below ``threshold``,
+    never under :data:`CANDIDATE_FLOOR`."""
+    return max(CANDIDATE_FLOOR, round(threshold - margin, 9))
+
+
+# --- the reference pair search -------------------------------------------------------------------
+
+
+def relation_of(
+    j: float, ca: float, cb: float, threshold: float, containment_threshold: float | None
+) -> str | None:
+    return relation(j, ca, cb, threshold=threshold, containment_threshold=containment_threshold)
+
+
+def reference_pairs(
+    rows: dict[Any, dict[str, Any]],
+    *,
+    threshold: float,
+    max_exact_group: int,
+    containment_threshold: float | None = None,
+    width: int = DEFAULT_WIDTH,
+    k: int = DEFAULT_K,
+    unit: str = "words",
+    sample_mod: int = 0,
+    texts: dict[Any, str] | None = None,
+    margin: float = 0.0,
+) -> list[tuple]:
+    """The pair table, in the pair table's column order, from library sketches: every pair
+    compared, in pure Python (the reference the Spark path and the nightly join are tested against).
+
+    ``rows``: doc_id -> n_words, n_shingles, sketch (None: skipped) and text_hash of the documents
+    table.
+
+    With ``texts`` (doc_id -> text), the verified table: a pair of representatives is a candidate
+    when its estimates reach the thresholds less ``margin`` (at least 0.05), and is then decided
+    on its exact scores from the two texts (:func:`shingling.exact.overlap`), which fill
+    ``jaccard`` and the containments; ``jaccard_estimate`` is the estimate either way.
+
+    A pair is what :func:`relation` says of its estimates (of its exact scores, verified).
+    Documents with the same normalized text form a group whose representative is its smallest id; a pair of
+    representatives stands for every pair of their members; a group of at most ``max_exact_group``
+    members adds every pair of its members (exact duplicates, 1.0 everywhere), a larger one only
+    each member with its representative, and only its representative is paired with other
+    documents. ``matches`` counts shared bottom-k hashes.
+    """
+    groups: dict[tuple, list] = defaultdict(list)
+    for doc_id, row in rows.items():
+        if row["sketch"] is not None:
+            groups[(row["text_hash"], row["n_words"])].append(doc_id)
+    members = {min(g): sorted(g) for g in groups.values()}
+    standing = {rep: (m if len(m) <= max_exact_group else [rep]) for rep, m in members.items()}
+
+    def sk(doc_id) -> Sketch:
+        row = rows[doc_id]
+        return Sketch(
+            tuple(row["sketch"]),
+            n_shingles=row["n_shingles"],
+            width=width,
+            k=k,
+            unit=unit,
+            sample_mod=sample_mod,
+        )
+
+    def n(doc_id) -> int:
+        return rows[doc_id]["n_shingles"]
+
+    def lowered(t: float | None) -> float | None:
+        return None if t is None or texts is None else candidate_threshold(t, margin)
+
+    out: list[tuple] = []
+    for ra, rb in itertools.combinations(sorted(members), 2):
+        sa, sb = sk(ra), sk(rb)
+        estimate, ca, cb = jaccard(sa, sb), containment(sa, sb), containment(sb, sa)
+        j = estimate
+        if texts is None:
+            rel = relation_of(j, ca, cb, threshold, containment_threshold)
+        else:
+            cand_t, cand_ct = lowered(threshold), lowered(containment_threshold)
+            assert cand_t is not None
+            if relation_of(j, ca, cb, cand_t, cand_ct) is None:
+                continue
+            o = overlap(texts[ra], texts[rb], width=width, unit=unit)
+            j, ca, cb = o.jaccard, o.containment_a, o.containment_b
+            rel = relation_of(j, ca, cb, threshold, containment_threshold)
+        if rel is None:
+            continue
+        shared = matches(sa, sb)
+        for ma, mb in itertools.product(standing[ra], standing[rb]):
+            if ma < mb:
+                out.append((ma, mb, shared, j, estimate, ca, cb, n(ma), n(mb), False, rel))
+            else:
+                flip = flipped(rel)
+                out.append((mb, ma, shared, j, estimate, cb, ca, n(mb), n(ma), False, flip))
+    for rep, m in members.items():
+        exact = (
+            itertools.combinations(m, 2) if len(m) <= max_exact_group else ((rep, x) for x in m[1:])
+        )
+        for a, b in exact:
+            bottom = min(len(rows[a]["sketch"]), k)
+            out.append((a, b, bottom, 1.0, 1.0, 1.0, 1.0, n(a), n(b), True, NEAR_DUPLICATE))
+    return out

@@ -1,0 +1,40 @@
+"""``pip install .`` gives a package whose jobs find their defaults (package data, no checkout)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_the_wheel_holds_the_default_config_and_the_jobs_load_it(tmp_path: Path) -> None:
+    subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "-w", str(tmp_path), "."],
+        cwd=ROOT,
+        check=True,
+    )
+    (wheel,) = tmp_path.glob("shingling-*.whl")
+    with zipfile.ZipFile(wheel) as packed:
+        names = set(packed.namelist())
+        assert "jobs/default.toml" in names
+        assert "shingling/fast/kernels.py" in names and "shingling/pairs.py" in names
+        packed.extractall(tmp_path / "site")
+    # the installed files alone, away from the checkout: isolated mode, the wheel's files first
+    script = tmp_path / "load.py"
+    script.write_text(
+        "import sys\n"
+        f"sys.path.insert(0, {str(tmp_path / 'site')!r})\n"
+        "import jobs.config as c\n"
+        "cfg = c.load()\n"
+        "print(cfg.sketch.k, cfg.pairs.threshold, c.__file__)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-I", str(script)], cwd=tmp_path, capture_output=True, text=True
+    )
+    assert out.returncode == 0, out.stderr
+    k, threshold, where = out.stdout.split()
+    assert where.startswith(str(tmp_path / "site"))
+    assert (int(k), float(threshold)) == (20, 0.5)

@@ -19,6 +19,13 @@ def min_shared(size: Column, threshold: float) -> Column:
     return F.greatest(F.ceil(size * F.lit(threshold) - F.lit(SLACK)), F.lit(1))
 
 
+def sizes_may_reach(size_a: Column, size_b: Column, threshold: float) -> Column:
+    """:func:`shingling.pairs.sizes_may_reach` of two columns of set sizes (equal: tested)."""
+    return (F.least(size_a, size_b) / F.greatest(size_a, size_b, F.lit(1))) >= F.lit(
+        threshold - SLACK
+    )
+
+
 def relation(
     jaccard: Column,
     containment_a: Column,

@@ -27,7 +27,7 @@ from pyspark.sql.pandas.types import to_arrow_schema
 from pyspark.sql.types import DoubleType, LongType, StructField, StructType
 
 from jobs.errors import ExitCode, ShinglingError
-from jobs.rules import relation
+from jobs.rules import relation, sizes_may_reach
 from jobs.schemas import (
     CONTAINMENT_A,
     CONTAINMENT_B,
@@ -38,6 +38,8 @@ from jobs.schemas import (
     JACCARD,
     JACCARD_ESTIMATE,
     RELATION,
+    SHINGLES_A,
+    SHINGLES_B,
     TEXT,
 )
 from shingling.fast.batch import BatchOverlap, overlap_batch
@@ -256,6 +258,12 @@ def verify_candidates(
     ``candidates`` is read three times (the ids of either side, and the pairs): it is persisted,
     so the join that found them runs once; the caller clears the cache once the result is written.
     """
+    if containment_threshold is None:
+        # a pair whose shingle-set sizes alone keep its Jaccard under the threshold is decided
+        # without its texts: exactly, since J <= min(|A|, |B|) / max(|A|, |B|)
+        candidates = candidates.where(
+            sizes_may_reach(F.col(SHINGLES_A), F.col(SHINGLES_B), threshold)
+        )
     candidates = candidates.persist()
     ids = candidates.select(F.col(DOC_A).alias(DOC_ID)).unionByName(
         candidates.select(F.col(DOC_B).alias(DOC_ID))

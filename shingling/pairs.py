@@ -47,6 +47,16 @@ def prefix_length(size: int, threshold: float) -> int:
     return size - min_shared(size, threshold) + 1
 
 
+def sizes_may_reach(size_a: int, size_b: int, threshold: float) -> bool:
+    """Whether two sets of these sizes can have a Jaccard of ``threshold``: J(A, B) is at most
+    min(|A|, |B|) / max(|A|, |B|), so a pair of very different sizes needs no texts to be refused.
+
+    >>> sizes_may_reach(100, 50, 0.5), sizes_may_reach(100, 49, 0.5)
+    (True, False)
+    """
+    return min(size_a, size_b) / max(size_a, size_b, 1) >= threshold - SLACK
+
+
 #: What :func:`relation_code` returns, as the pair table spells it (code 0: not a pair).
 RELATIONS: tuple[str | None, ...] = (None, NEAR_DUPLICATE, A_IN_B, B_IN_A)
 

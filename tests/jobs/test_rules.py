@@ -6,7 +6,7 @@ import itertools
 
 from pyspark.sql import functions as F
 
-from jobs.rules import min_shared, relation
+from jobs.rules import min_shared, relation, sizes_may_reach
 from shingling import pairs
 
 THRESHOLDS = [0.0, 0.05, 0.1, 0.3, 0.35, 0.5, 0.6, 0.7, 0.8, 0.85, 0.9, 0.95, 1.0]
@@ -44,3 +44,16 @@ def test_relation_column_is_the_reference(spark) -> None:
         }
         assert got == want, (t, ct)
 
+
+def test_sizes_may_reach_column_is_the_reference(spark) -> None:
+    sizes = [1, 2, 3, 7, 10, 49, 50, 51, 99, 100, 101, 1000, 1999, 2000, 123457]
+    rows = list(itertools.product(sizes, sizes))
+    frame = spark.createDataFrame(rows, "a long, b long")
+    for t in THRESHOLDS:
+        got = {
+            (r["a"], r["b"]): r["ok"]
+            for r in frame.select(
+                "a", "b", sizes_may_reach(F.col("a"), F.col("b"), t).alias("ok")
+            ).collect()
+        }
+        assert got == {(a, b): pairs.sizes_may_reach(a, b, t) for a, b in rows}, t

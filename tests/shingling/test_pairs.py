@@ -60,3 +60,14 @@ def test_candidate_threshold() -> None:
     assert pairs.candidate_threshold(0.5, 0.2) == 0.3
     assert pairs.candidate_threshold(0.1, 0.2) == pairs.CANDIDATE_FLOOR
 
+
+def test_sizes_may_reach_is_a_bound_on_the_exact_jaccard() -> None:
+    # every pair of small sets: a Jaccard at the threshold implies the sizes pass
+    rng = np.random.default_rng(11)
+    for _ in range(3000):
+        a = set(rng.choice(30, int(rng.integers(1, 30)), replace=False).tolist())
+        b = set(rng.choice(30, int(rng.integers(1, 30)), replace=False).tolist())
+        j = len(a & b) / len(a | b)
+        for t in THRESHOLDS:
+            if j >= t:
+                assert pairs.sizes_may_reach(len(a), len(b), t), (len(a), len(b), t)

@@ -20,6 +20,7 @@ The spark-submit lines in docs/cluster.md stay the way to run on a cluster's own
 
 from __future__ import annotations
 
+import glob
 import importlib
 import logging
 import os
@@ -33,6 +34,7 @@ from types import ModuleType
 
 from jobs import session
 from jobs.errors import ExitCode
+from jobs.paths import is_local, local_part
 
 #: The jobs, as the launcher names them, and their modules.
 JOBS = {
@@ -76,6 +78,48 @@ def check(module: ModuleType, job_args: list[str]) -> int:
         quiet.disabled = False
 
 
+INPUT_OPTIONS = ("--input", "--batch", "--run")
+
+
+def missing_input(job_args: list[str]) -> str | None:
+    """The first input path of the job's arguments that does not exist on this machine. Checked
+    for local runs only: on a cluster a path without a scheme may name the cluster's filesystem.
+    """
+    for i, arg in enumerate(job_args):
+        name, _, value = arg.partition("=")
+        if name not in INPUT_OPTIONS:
+            continue
+        if not value and i + 1 < len(job_args):
+            value = job_args[i + 1]
+        if value and is_local(value) and not glob.glob(local_part(value)):
+            return value
+    return None
+
+
+# the jobs whose --output must not exist unless --overwrite (the nightly's pair table accumulates)
+FRESH_OUTPUT = ("near-duplicates", "dedup")
+
+
+def option(job_args: list[str], flag: str) -> str | None:
+    """The value of ``flag`` in the job's arguments (``--flag v`` or ``--flag=v``), if given."""
+    for i, arg in enumerate(job_args):
+        name, eq, value = arg.partition("=")
+        if name == flag:
+            return value if eq else (job_args[i + 1] if i + 1 < len(job_args) else None)
+    return None
+
+
+def existing_output(job_args: list[str]) -> str | None:
+    """The job's --output when it exists on this machine and nothing says to replace it."""
+    output = option(job_args, "--output")
+    overwrite = "--overwrite" in job_args or any(
+        a.replace(" ", "") == "output.overwrite=true" for a in job_args
+    )
+    if output and not overwrite and is_local(output) and os.path.exists(local_part(output)):
+        return output
+    return None
+
+
 def submit_command(
     script: Path, job_args: list[str], submit_args: list[str], archive: Path
 ) -> list[str]:
@@ -105,6 +149,19 @@ def run(job: str, args: list[str]) -> int:
         return int(e.code or 0) if isinstance(e.code, int) else int(ExitCode.USAGE)
     if checked != ExitCode.OK:
         return checked
+    local = "--master" not in " ".join(submit_args)
+    missing = local and missing_input(job_args)
+    if missing:
+        print(f"error: input path does not exist: {missing}", file=sys.stderr)
+        return int(ExitCode.BAD_INPUT)
+    existing = local and job in FRESH_OUTPUT and existing_output(job_args)
+    if existing:
+        print(
+            f"error: output {existing} exists; pass --overwrite (or --set output.overwrite=true)"
+            " to replace it",
+            file=sys.stderr,
+        )
+        return int(ExitCode.OUTPUT_EXISTS)
     env = {
         **os.environ,
         "SPARK_HOME": str(spark_home()),

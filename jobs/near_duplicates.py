@@ -31,6 +31,8 @@ from jobs.errors import EXIT_CODES_HELP
 from jobs.io import AtomicOutput, check_job_paths, read_corpus, unreadable_input
 from jobs.schemas import EXACT, SKIP_DUPLICATE_ID
 from jobs.session import Work, run_main
+from jobs.session import done as step_done
+from jobs.session import step as session_step
 from jobs.summary import count_documents
 from jobs.transforms import (
     PairMetrics,
@@ -42,6 +44,17 @@ from jobs.transforms import (
 from jobs.verify import VerifyMetrics
 
 log = logging.getLogger("shingling")
+
+STEPS = 3  # sketching, pairing (and verifying), counting
+
+
+def step(spark: SparkSession, n: int, name: str, detail: str) -> None:
+    session_step(spark, n, STEPS, name, detail)
+
+
+def done(n: int, name: str, seconds: float, result: str) -> None:
+    step_done(n, STEPS, name, seconds, result)
+
 
 CHECKED = "documents.ids-checked"  # the documents table rewritten when some ids repeat
 CROWDED = 0.9  # a frequency sketch filled above this: warn
@@ -79,7 +92,7 @@ def run(
             spark, input_path, id_column=cfg.input.id_column, text_column=cfg.input.text_column
         )
         stage = time.monotonic()
-        log.info("sketching documents (width %d, k %d)", cfg.sketch.width, cfg.sketch.k)
+        step(spark, 1, "sketching", f"width {cfg.sketch.width}, k {cfg.sketch.k}")
         corpus.transform(
             sketch_documents,
             width=cfg.sketch.width,
@@ -95,7 +108,7 @@ def run(
             out.replace(CHECKED, "documents")
             documents = spark.read.parquet(out.table("documents"))
         sketch_seconds = time.monotonic() - stage
-        log.info("documents: %s", json.dumps(summary["documents"]))
+        done(1, "sketching", sketch_seconds, json.dumps(summary["documents"]))
 
         stage = time.monotonic()
         verification = (
@@ -109,13 +122,17 @@ def run(
             if cfg.pairs.verify
             else None
         )
-        log.info(
-            "pairing documents (threshold %.3f, %s)",
-            cfg.pairs.threshold,
-            f"candidates from an estimate of {verification.candidate(cfg.pairs.threshold):.3f},"
-            " each verified exactly"
-            if verification
-            else "decided on the sketch estimates",
+        step(
+            spark,
+            2,
+            "pairing and verifying" if verification else "pairing",
+            f"threshold {cfg.pairs.threshold:.3f}, "
+            + (
+                f"candidates from an estimate of {verification.candidate(cfg.pairs.threshold):.3f},"
+                " each verified exactly"
+                if verification
+                else "decided on the sketch estimates"
+            ),
         )
         metrics = PairMetrics()
         documents.transform(
@@ -133,6 +150,8 @@ def run(
             verify=verification,
         ).write.parquet(out.table("pairs"))
         spark.catalog.clearCache()  # the pair stage's persisted intermediates
+        pair_seconds = time.monotonic() - stage
+        step(spark, 3, "counting", "the written pair table")
         filled = metrics.frequencies.get("filled", 0.0)
         if filled > CROWDED:
             log.warning(
@@ -147,6 +166,12 @@ def run(
             .first()
         )
         assert counts is not None
+        done(
+            2,
+            "pairing and verifying" if verification else "pairing",
+            pair_seconds,
+            f"{int(counts['pairs'])} pairs written ({int(counts['exact'] or 0)} exact copies)",
+        )
         summary["pairs"] = {
             **metrics.as_dict(),
             "written": int(counts["pairs"]),

@@ -24,6 +24,25 @@ Work = Callable[[SparkSession], dict[str, Any]]
 CHECK_ONLY = False
 
 
+def step(spark: SparkSession, n: int, total: int, name: str, detail: str = "") -> None:
+    """Announce step ``n`` of ``total``: one log line, and the name of the Spark jobs that follow
+    (the console and the Spark UI show "step 2 of 3: pairing" instead of a stage number)."""
+    spark.sparkContext.setJobDescription(f"step {n} of {total}: {name}")
+    log.info("step %d of %d: %s%s", n, total, name, f" ({detail})" if detail else "")
+
+
+def done(n: int, total: int, name: str, seconds: float, result: str = "") -> None:
+    """One log line when step ``n`` is over: what it produced and how long it took."""
+    log.info(
+        "step %d of %d: %s done in %.1f s%s",
+        n,
+        total,
+        name,
+        seconds,
+        f": {result}" if result else "",
+    )
+
+
 def get_session(app_name: str, settings: dict[str, str]) -> tuple[SparkSession, bool]:
     """The active session if there is one, else a new one; and whether it was created here.
 

@@ -145,6 +145,7 @@ def build(
                     source,
                     id_column=saved["input"]["id_column"],
                     text_column=saved["input"]["text_column"],
+                    input_format=saved["input"].get("format", "parquet"),
                 )
                 sketched = written.where(F.col(SKETCH).isNotNull()).select(DOC_ID)
                 tx.write_texts(corpus.join(sketched, DOC_ID, "left_semi"), options)

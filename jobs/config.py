@@ -19,6 +19,7 @@ from typing import Any, cast
 from jobs.errors import ConfigError
 from jobs.spark_settings import check_spark_setting
 
+INPUT_FORMATS = ("parquet", "jsonl")
 DEFAULTS_NAME = "default.toml"  # package data of jobs/: every setting, its default, a comment
 DEFAULTS_PATH = Path(__file__).resolve().parent / DEFAULTS_NAME
 
@@ -27,6 +28,7 @@ DEFAULTS_PATH = Path(__file__).resolve().parent / DEFAULTS_NAME
 class InputConfig:
     id_column: str
     text_column: str
+    format: str = "parquet"
 
 
 @dataclass(frozen=True)
@@ -139,7 +141,10 @@ _RANGES: dict[str, tuple[float | None, float | None]] = {
 
 
 # settings that take one of a few words
-_CHOICES: dict[str, tuple[str, ...]] = {"sketch.unit": ("words", "chars")}
+_CHOICES: dict[str, tuple[str, ...]] = {
+    "sketch.unit": ("words", "chars"),
+    "input.format": INPUT_FORMATS,
+}
 
 
 def _read_defaults() -> dict[str, Any]:

@@ -39,7 +39,14 @@ from pyspark.sql import functions as F
 from jobs import config as config_module
 from jobs.clusters import CLUSTER_ID, CLUSTER_SIZE, connected_components
 from jobs.errors import EXIT_CODES_HELP, BadInputError, ConfigError
-from jobs.io import AtomicOutput, check_job_paths, path_exists, quoted, read_corpus
+from jobs.io import (
+    AtomicOutput,
+    check_job_paths,
+    path_exists,
+    quoted,
+    read_corpus,
+    read_input,
+)
 from jobs.keep import (
     choose_kept,
     deduplicated_corpus,
@@ -47,6 +54,7 @@ from jobs.keep import (
     keep_keys,
     removed_documents,
 )
+from jobs.paths import is_local, local_part
 from jobs.schemas import DOC_A, DOC_B, DOC_ID, EXACT
 from jobs.session import Work, run_main
 from jobs.verify import (
@@ -82,6 +90,17 @@ def _toml_value(value: Any) -> str:
     if isinstance(value, bool):
         return str(value).lower()
     return json.dumps(value) if isinstance(value, str) else repr(value)
+
+
+def run_format(run_path: str) -> str | None:
+    """The run's input.format, when its config.toml is on this machine (None: not known here)."""
+    path = Path(local_part(run_path)) / "config.toml"
+    if not is_local(run_path) or not path.is_file():
+        return None
+    try:
+        return str(tomllib.loads(path.read_text(encoding="utf-8")).get("input", {}).get("format"))
+    except (OSError, ValueError):
+        return None
 
 
 def run_settings(run_config: dict[str, Any]) -> list[str]:
@@ -232,8 +251,14 @@ def run(
         reads=dedup_reads(input_path, run_path),
     )
     try:
-        texts = read_corpus(spark, input_path, id_column=id_column, text_column=text_column)
-        corpus = spark.read.parquet(input_path)
+        texts = read_corpus(
+            spark,
+            input_path,
+            id_column=id_column,
+            text_column=text_column,
+            input_format=cfg.input.format,
+        )
+        corpus = read_input(spark, input_path, cfg.input.format)
         pairs = spark.read.parquet(f"{run_path}/pairs")
         if pairs.schema[DOC_A].dataType != texts.schema[DOC_ID].dataType:
             raise BadInputError(
@@ -327,8 +352,12 @@ def run(
 def main(argv: list[str] | None = None) -> int:
     def prepare(args: argparse.Namespace) -> tuple[dict[str, str], Work]:
         given = config_module.load(args.config, args.set)  # bad settings fail before Spark starts
+        # the run's input.format applies; a JSON Lines input is checked when it is read
+        json_input = given.input.format == "jsonl" or run_format(args.run) == "jsonl"
         check_job_paths(
-            {"--output": args.output}, dedup_reads(args.input, args.run), parquet=(args.input,)
+            {"--output": args.output},
+            dedup_reads(args.input, args.run),
+            parquet=() if json_input else (args.input,),
         )
 
         def work(spark: SparkSession) -> dict[str, Any]:

@@ -135,14 +135,36 @@ def _mixed_integer_ids(path: str, id_column: str) -> bool:
     return len(widths) > 1
 
 
-def read_corpus(spark: SparkSession, path: str, *, id_column: str, text_column: str) -> DataFrame:
+def read_input(spark: SparkSession, path: str, input_format: str = "parquet") -> DataFrame:
+    """The input's table, every column: Parquet, or JSON Lines (``input.format = "jsonl"``)."""
+    if input_format == "jsonl":
+        try:
+            # FAILFAST: a malformed line is an error naming it, never a row silently nulled
+            return spark.read.option("mode", "FAILFAST").json(path)
+        except Exception as e:
+            raise BadInputError(f"cannot read {path} as JSON Lines: {_first_line(e)}") from e
+    return spark.read.parquet(path)
+
+
+def read_corpus(
+    spark: SparkSession,
+    path: str,
+    *,
+    id_column: str,
+    text_column: str,
+    input_format: str = "parquet",
+) -> DataFrame:
     """The corpus as (doc_id, text), checked against the input contract.
 
     Raises:
-        BadInputError: the path is missing or not Parquet, a column is missing or of the wrong type.
+        BadInputError: the path is missing or not Parquet (not JSON Lines), a column is missing or
+            of the wrong type.
     """
     if not path_exists(spark, path):
         raise BadInputError(f"input path does not exist: {path}")
+    if input_format == "jsonl":
+        corpus = read_input(spark, path, input_format)
+        return _checked(corpus, path, id_column, text_column)
     check_parquet_files(path)  # a local input: a file that is not Parquet is named
     try:
         corpus = spark.read.parquet(path)
@@ -154,6 +176,11 @@ def read_corpus(spark: SparkSession, path: str, *, id_column: str, text_column: 
         raise BadInputError(f"cannot read {path} as Parquet: {e.getMessage()}") from e
     except Exception as e:  # a file that is not Parquet fails inside the footer reader
         raise BadInputError(f"cannot read {path} as Parquet: {_first_line(e)}") from e
+    return _checked(corpus, path, id_column, text_column)
+
+
+def _checked(corpus: DataFrame, path: str, id_column: str, text_column: str) -> DataFrame:
+    """(doc_id, text) of an input table, its columns checked against the input contract."""
     present = corpus.schema.fieldNames()
     for role, name in (("id", id_column), ("text", text_column)):
         if name not in present:
@@ -196,6 +223,8 @@ def unreadable_input(error: BaseException) -> BadInputError | None:
             return BadInputError(
                 f"a string id is not valid UTF-8 ({detail}); ids must be valid text or integers"
             )
+        if "MALFORMED_RECORD" in line or "Malformed records are detected" in line:
+            return BadInputError(f"a line of the input is not valid JSON: {line.strip()}")
         if "[FAILED_READ_FILE" in line:
             return BadInputError(f"cannot read the corpus: {line.split('] ', 1)[-1].strip()}")
     return None

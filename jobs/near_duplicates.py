@@ -89,7 +89,11 @@ def run(
     )
     try:
         corpus = read_corpus(
-            spark, input_path, id_column=cfg.input.id_column, text_column=cfg.input.text_column
+            spark,
+            input_path,
+            id_column=cfg.input.id_column,
+            text_column=cfg.input.text_column,
+            input_format=cfg.input.format,
         )
         stage = time.monotonic()
         step(spark, 1, "sketching", f"width {cfg.sketch.width}, k {cfg.sketch.k}")
@@ -206,7 +210,11 @@ def main(argv: list[str] | None = None) -> int:
     def prepare(args: argparse.Namespace) -> tuple[dict[str, str], Work]:
         overrides = [*args.set, *(["output.overwrite=true"] if args.overwrite else [])]
         cfg = config_module.load(args.config, overrides)
-        check_job_paths({"--output": args.output}, {"--input": args.input}, parquet=(args.input,))
+        check_job_paths(
+            {"--output": args.output},
+            {"--input": args.input},
+            parquet=(args.input,) if cfg.input.format == "parquet" else (),
+        )
         log.info("config:\n%s", config_module.to_toml(cfg))
         return cfg.spark, lambda spark: run(spark, cfg, args.input, args.output)
 

@@ -191,7 +191,11 @@ def run(
         current = store.manifest()
         summary["recovered"] = store.recover(current)
         corpus = read_corpus(
-            spark, batch_path, id_column=cfg.input.id_column, text_column=cfg.input.text_column
+            spark,
+            batch_path,
+            id_column=cfg.input.id_column,
+            text_column=cfg.input.text_column,
+            input_format=cfg.input.format,
         )
         id_type = corpus.schema[DOC_ID].dataType.simpleString()
         base = current or Manifest.empty(id_type, settings)

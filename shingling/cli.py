@@ -19,7 +19,7 @@ import textwrap
 import time
 import tomllib
 import unicodedata
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from importlib import metadata
 from pathlib import Path
@@ -41,7 +41,13 @@ from shingling.index import (
 )
 from shingling.normalize import words as text_words
 from shingling.pairs import min_shared
-from shingling.report import read_texts, write_report
+from shingling.report import (
+    OtherRunError,
+    _sorted_pairs,
+    distinct_pairs,
+    read_texts,
+    write_report,
+)
 from shingling.schema import (
     DOC_A,
     DOC_B,
@@ -631,43 +637,6 @@ def text_keys(output: Path) -> tuple[dict[Any, int], dict[int, int]]:
     )
 
 
-def distinct_pairs(
-    pairs: Iterator[dict[str, Any]], key: dict[Any, Any], n: int
-) -> tuple[list[dict[str, Any]], int]:
-    """The first ``n`` pairs that show a text not yet shown, and how many were passed over.
-
-    An exact-duplicate group repeats the same two texts under many id pairs; a pair whose two
-    texts both appeared already adds nothing to read.
-
-    >>> ps = [{"doc_a": a, "doc_b": b} for a, b in [("a1", "b"), ("a2", "b"), ("a1", "c")]]
-    >>> shown, skipped = distinct_pairs(iter(ps), {"a1": 1, "a2": 1, "b": 2, "c": 3}, 5)
-    >>> [p["doc_b"] for p in shown], skipped
-    (['b', 'c'], 1)
-    """
-    shown: set[Any] = set()
-    best: list[dict[str, Any]] = []
-    skipped = 0
-    for p in pairs:
-        ka = ("text", key[p[DOC_A]]) if p[DOC_A] in key else ("id", p[DOC_A])
-        kb = ("text", key[p[DOC_B]]) if p[DOC_B] in key else ("id", p[DOC_B])
-        if ka in shown and kb in shown:
-            skipped += 1
-            continue
-        shown |= {ka, kb}
-        best.append(p)
-        if len(best) == n:
-            break
-    return best, skipped
-
-
-def _sorted_pairs(pairs: pa.Table, chunk: int = 1000) -> Iterator[dict[str, Any]]:
-    order = pc.sort_indices(
-        pairs, sort_keys=[(JACCARD, "descending"), (DOC_A, "ascending"), (DOC_B, "ascending")]
-    )
-    for start in range(0, len(order), chunk):
-        yield from pairs.take(order[start : start + chunk]).to_pylist()
-
-
 def input_columns(args: argparse.Namespace, settings: dict[str, Any]) -> tuple[str, str]:
     """The corpus's id and text columns: as given, else the run's ([input] of its config)."""
     given = settings.get("input", {})
@@ -761,6 +730,8 @@ def report(args: argparse.Namespace) -> int:
         print(write_report(output, corpus=args.corpus, path=args.to, clusters=args.clusters))
     except FileNotFoundError as e:
         raise InputError(str(e)) from e
+    except OtherRunError as e:
+        raise UsageError(str(e)) from e
     return EXIT_OK
 
 

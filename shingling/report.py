@@ -21,7 +21,7 @@ from __future__ import annotations
 import html
 import json
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -32,7 +32,16 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.dataset as ds
 
-from shingling.schema import DOC_A, DOC_B, DOC_ID, EXACT, JACCARD
+from shingling.schema import (
+    DOC_A,
+    DOC_B,
+    DOC_ID,
+    EXACT,
+    JACCARD,
+    JACCARD_ESTIMATE,
+    TEXT,
+    TEXT_HASH,
+)
 
 REPORT_NAME = "report.html"
 CLUSTERS_PATH = "dedup/clusters"
@@ -69,6 +78,8 @@ class RunData:
         cluster_sizes: the size of every cluster of two or more documents.
         largest: the largest clusters, with members and an excerpt when the corpus was readable.
         excerpt_note: why there are no excerpts, when there are none.
+        best: the most similar near-duplicate pairs, each pair of texts once (as ``shingling top``
+            lists them), with excerpts of both texts when the corpus was readable.
     """
 
     summary: dict[str, Any]
@@ -78,6 +89,7 @@ class RunData:
     cluster_sizes: np.ndarray
     largest: list[Cluster] = field(default_factory=list)
     excerpt_note: str | None = None
+    best: list[dict[str, Any]] = field(default_factory=list)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -215,6 +227,43 @@ def excerpt(text: str | None, limit: int = EXCERPT_CHARS) -> str:
     return cut + "…"
 
 
+def distinct_pairs(
+    pairs: Iterator[dict[str, Any]], key: dict[Any, Any], n: int
+) -> tuple[list[dict[str, Any]], int]:
+    """The first ``n`` pairs that show a text not yet shown, and how many were passed over.
+
+    An exact-duplicate group repeats the same two texts under many id pairs; a pair whose two
+    texts both appeared already adds nothing to read.
+
+    >>> ps = [{"doc_a": a, "doc_b": b} for a, b in [("a1", "b"), ("a2", "b"), ("a1", "c")]]
+    >>> shown, skipped = distinct_pairs(iter(ps), {"a1": 1, "a2": 1, "b": 2, "c": 3}, 5)
+    >>> [p["doc_b"] for p in shown], skipped
+    (['b', 'c'], 1)
+    """
+    shown: set[Any] = set()
+    best: list[dict[str, Any]] = []
+    skipped = 0
+    for p in pairs:
+        ka = ("text", key[p[DOC_A]]) if p[DOC_A] in key else ("id", p[DOC_A])
+        kb = ("text", key[p[DOC_B]]) if p[DOC_B] in key else ("id", p[DOC_B])
+        if ka in shown and kb in shown:
+            skipped += 1
+            continue
+        shown |= {ka, kb}
+        best.append(p)
+        if len(best) == n:
+            break
+    return best, skipped
+
+
+def _sorted_pairs(pairs: pa.Table, chunk: int = 1000) -> Iterator[dict[str, Any]]:
+    order = pc.sort_indices(
+        pairs, sort_keys=[(JACCARD, "descending"), (DOC_A, "ascending"), (DOC_B, "ascending")]
+    )
+    for start in range(0, len(order), chunk):
+        yield from pairs.take(order[start : start + chunk]).to_pylist()
+
+
 def read_texts(corpus: str, ids: Sequence[Any], id_column: str, text_column: str) -> dict[Any, str]:
     """The texts of the given ids in a Parquet corpus (reads only those rows' column chunks)."""
     dataset = ds.dataset(corpus, format="parquet")
@@ -249,6 +298,57 @@ def _with_excerpts(
     return shown, None
 
 
+class OtherRunError(ValueError):
+    """A clusters table made from another run than the one reported."""
+
+
+def check_clusters_run(clusters: Path, output: Path) -> None:
+    """Refuse a clusters table whose dedup run (its summary.json beside it) linked another run."""
+    summary = clusters.parent / "summary.json"
+    if not summary.is_file():
+        return  # a table written by hand: nothing says which run it came from
+    made_from = json.loads(summary.read_text(encoding="utf-8")).get("run")
+    if made_from and Path(made_from).resolve() != output.resolve():
+        raise OtherRunError(
+            f"the clusters table {clusters} was made from the run {made_from}, not {output}"
+        )
+
+
+BEST_PAIRS = 5
+
+
+def _best_pairs(
+    out: Path, pairs: pa.Table, corpus: str | None, summary: dict[str, Any]
+) -> list[dict[str, Any]]:
+    """The best near-duplicate pairs, each pair of texts once, with excerpts when readable."""
+    near = pairs.filter(pc.invert(pairs[EXACT]))
+    if near.num_rows == 0:
+        return []
+    documents = _read_table(out / "documents", [DOC_ID, TEXT_HASH])
+    key: dict[Any, Any] = (
+        dict(zip(documents[DOC_ID].to_pylist(), documents[TEXT_HASH].to_pylist(), strict=True))
+        if documents is not None
+        else {}
+    )
+    best, _ = distinct_pairs(_sorted_pairs(near), key, BEST_PAIRS)
+    texts: dict[Any, str] = {}
+    if corpus:
+        columns = summary.get("config", {}).get("input", {})
+        try:
+            texts = read_texts(
+                corpus,
+                [p[DOC_A] for p in best] + [p[DOC_B] for p in best],
+                columns.get("id_column", DOC_ID),
+                columns.get("text_column", TEXT),
+            )
+        except (OSError, KeyError, pa.ArrowException):
+            texts = {}
+    return [
+        {**p, "excerpt_a": excerpt(texts.get(p[DOC_A])), "excerpt_b": excerpt(texts.get(p[DOC_B]))}
+        for p in best
+    ]
+
+
 def load_run(
     output: str | Path, corpus: str | None = None, clusters: str | Path | None = None
 ) -> RunData:
@@ -277,9 +377,12 @@ def load_run(
         )
     exact_mask = pairs[EXACT].to_numpy(zero_copy_only=False).astype(bool)
     jaccard = pairs[JACCARD].to_numpy(zero_copy_only=False)
-    table = _read_table(Path(clusters) if clusters is not None else out / CLUSTERS_PATH)
+    clusters_path = Path(clusters) if clusters is not None else out / CLUSTERS_PATH
+    table = _read_table(clusters_path)
     if clusters is not None and table is None:
         raise FileNotFoundError(f"no clusters table at {clusters}")
+    if table is not None:
+        check_clusters_run(clusters_path, out)
     if table is not None:
         kind = "near-duplicate clusters"
         sizes, largest = dedup_clusters(table)
@@ -287,6 +390,7 @@ def load_run(
         kind = "exact-duplicate groups"
         sizes, largest = exact_groups(pairs.select([DOC_A, DOC_B, EXACT]))
     largest, note = _with_excerpts(largest, corpus or summary.get("input"), summary)
+    best = _best_pairs(out, pairs, corpus or summary.get("input"), summary)
     return RunData(
         summary=summary,
         jaccard_near=jaccard[~exact_mask],
@@ -295,6 +399,7 @@ def load_run(
         cluster_sizes=np.asarray(sizes, dtype=np.int64),
         largest=largest,
         excerpt_note=note,
+        best=best,
     )
 
 
@@ -452,13 +557,16 @@ def _similarity_section(run: RunData, threshold: float | None) -> str:
     first = min([i for i in range(JACCARD_BINS) if near[i] or exact[i]], default=0)
     if threshold is not None:
         first = min(first, int(math.floor(threshold * JACCARD_BINS + 1e-9)))
+    # exact copies (all at 1.0) are counted apart: in one bin of a linear scale they would flatten
+    # every other bar
+    first = min([i for i in range(JACCARD_BINS) if near[i]], default=first)
+    if threshold is not None:
+        first = min(first, int(math.floor(threshold * JACCARD_BINS + 1e-9)))
+    copies = int(sum(exact))
     chart = bar_chart(
         labels[first:],
-        [
-            ("exact duplicates", exact[first:], EXACT_COLOR),
-            ("near duplicates", near[first:], NEAR_COLOR),
-        ],
-        title=f"Pairs by {score}",
+        [("near duplicates", near[first:], NEAR_COLOR)],
+        title=f"Near-duplicate pairs by {score} (exact copies apart)",
         x_label=f"{score} (bin start; bins of 0.05)",
         y_label="pairs",
         chart_id="similarity-chart",
@@ -475,7 +583,11 @@ def _similarity_section(run: RunData, threshold: float | None) -> str:
     table = _table(
         ("Jaccard", "near-duplicate pairs", "exact-duplicate pairs"), rows, "similarity-table"
     )
-    return f'<section id="similarity"><h2>Similarity</h2>{chart}{table}</section>'
+    apart = (
+        f'<p class="note" id="exact-copies">Exact copies (same normalized text, Jaccard 1.0):'
+        f' <span class="num">{copies:,}</span> pairs, not drawn above.</p>'
+    )
+    return f'<section id="similarity"><h2>Similarity</h2>{chart}{apart}{table}</section>'
 
 
 def _clusters_section(run: RunData) -> str:
@@ -522,6 +634,33 @@ def _clusters_section(run: RunData) -> str:
     )
 
 
+def _best_section(run: RunData) -> str:
+    if not run.best:
+        return ""
+    rows = []
+    for p in run.best:
+        estimate = p.get(JACCARD_ESTIMATE)
+        score = f"{p[JACCARD]:.3f}" + (
+            f" (estimate {estimate:.3f})" if estimate is not None and estimate != p[JACCARD] else ""
+        )
+        rows.append(
+            (
+                f"<code>{_e(p[DOC_A])}</code>",
+                f"<code>{_e(p[DOC_B])}</code>",
+                f'<span class="num">{_e(score)}</span>',
+                _e(p.get("excerpt_a") or ""),
+                _e(p.get("excerpt_b") or ""),
+            )
+        )
+    table = _table(("doc_a", "doc_b", "jaccard", "text a", "text b"), rows, "best-pairs-table")
+    return (
+        '<section id="best-pairs"><h2>Most similar pairs</h2>'
+        '<p class="note">Near-duplicates only, best first, each pair of texts once'
+        " (as <code>shingling top</code> lists them).</p>"
+        f"{table}</section>"
+    )
+
+
 def _skipped_section(summary: dict[str, Any]) -> str:
     skipped = summary.get("documents", {}).get("skipped", {})
     rows = [
@@ -557,12 +696,20 @@ def _stages_section(summary: dict[str, Any]) -> str:
     return f'<section id="stages"><h2>Stage times</h2>{chart}{table}</section>'
 
 
+#: The config sections each job reads; the report shows only those of the run's job.
+USED_SECTIONS = {
+    "near_duplicates": ("input", "sketch", "pairs", "output", "spark"),
+    "dedup": ("input", "sketch", "pairs", "clusters", "dedup", "verify", "output", "spark"),
+}
+
+
 def _config_section(summary: dict[str, Any]) -> str:
     config = summary.get("config", {})
+    used = USED_SECTIONS.get(str(summary.get("job")), tuple(config))
     rows = [
         (_e(f"{section}.{key}"), f"<code>{_e(json.dumps(value))}</code>")
         for section, values in config.items()
-        if isinstance(values, dict)
+        if isinstance(values, dict) and section in used
         for key, value in values.items()
     ]
     table = _table(("setting", "value"), rows, "config-table")
@@ -616,7 +763,7 @@ def render(run: RunData) -> str:
         f"<title>shingling report: {_e(s.get('output', ''))}</title><style>{_CSS}</style></head>"
         f"<body><main><h1>Near-duplicate run report</h1>{meta}"
         f'<div class="stats">{stats}</div>'
-        f"{_similarity_section(run, threshold)}{_clusters_section(run)}"
+        f"{_similarity_section(run, threshold)}{_best_section(run)}{_clusters_section(run)}"
         f"{_skipped_section(s)}{_stages_section(s)}{_config_section(s)}"
         f'<p class="note">Generated by shingling report at {_e(generated)}.</p>'
         "</main></body></html>\n"

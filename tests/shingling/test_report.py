@@ -25,6 +25,7 @@ import pytest
 
 from shingling.cli import main as cli_main
 from shingling.report import (
+    OtherRunError,
     bar_chart,
     connected_groups,
     histogram,
@@ -182,15 +183,17 @@ def test_browser_draws_the_histogram_bars_in_proportion(
 ) -> None:
     bars = rendered["charts"]["similarity-chart"]
     pairs = ds.dataset(run[0] / "pairs").to_table(columns=["jaccard", "exact_duplicate"])
-    assert sum(b["value"] for b in bars) == summary["pairs"]["written"] == pairs.num_rows
-    exact = sum(b["value"] for b in bars if b["series"] == "exact duplicates")
-    assert exact == summary["pairs"]["exact_duplicates"]
+    # exact copies are counted apart, not drawn: the chart holds the near-duplicates alone
+    exact = summary["pairs"]["exact_duplicates"]
+    assert sum(b["value"] for b in bars) == summary["pairs"]["written"] - exact
+    assert {b["series"] for b in bars} == {"near duplicates"}
     # each bin's count, from the pair table by a plain loop over the rows
     counted = Counter(
-        (min(int(round(j * 20, 9)), 19), "exact duplicates" if e else "near duplicates")
+        (min(int(round(j * 20, 9)), 19), "near duplicates")
         for j, e in zip(
             pairs["jaccard"].to_pylist(), pairs["exact_duplicate"].to_pylist(), strict=True
         )
+        if not e
     )
     for b in bars:
         assert b["value"] == counted.get((round(float(b["label"]) * 20), b["series"]), 0)
@@ -391,3 +394,59 @@ def test_exact_groups_of_an_empty_pair_table_are_none(
     assert data.cluster_sizes.size == 0 and data.largest == []
     assert "No exact-duplicate groups" in render(data)
     assert pc.sum(pa.array(histogram(data.jaccard_near))).as_py() == 0
+
+
+def test_exact_copies_are_counted_apart_from_the_chart(page: str, summary: dict[str, Any]) -> None:
+    exact = summary["pairs"]["exact_duplicates"]
+    assert exact > 0
+    assert re.search(rf'id="exact-copies">[^<]*<span class="num">{exact:,}</span>', page)
+    assert "exact duplicates</text>" not in page  # no such series in the chart's legend
+
+
+def test_only_the_settings_the_run_used_are_listed(page: str, summary: dict[str, Any]) -> None:
+    assert "pairs.threshold" in page and "sketch.k" in page
+    assert "index." not in page and "dedup.keep" not in page
+    assert "index" in summary["config"]  # the summary holds them; the page leaves them out
+
+
+def test_the_best_near_pairs_are_listed_side_by_side(run: tuple[Path, Path], page: str) -> None:
+    pairs = ds.dataset(run[0] / "pairs").to_table().to_pylist()
+    near = sorted(
+        (p for p in pairs if not p["exact_duplicate"]),
+        key=lambda p: (-p["jaccard"], p["doc_a"], p["doc_b"]),
+    )
+    assert near
+    section = page[page.index('id="best-pairs"') :]
+    section = section[: section.index("</section>")]
+    assert html.escape(near[0]["doc_a"]) in section and html.escape(near[0]["doc_b"]) in section
+    assert f"{near[0]['jaccard']:.3f}" in section
+    assert section.count("<tr>") >= 2  # a header and at least one pair, with excerpts
+
+
+def test_a_clusters_table_of_another_run_is_refused(
+    run: tuple[Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    dedup_out = tmp_path / "dedup"
+    (dedup_out / "clusters").mkdir(parents=True)
+    docs = ds.dataset(run[0] / "documents").to_table(columns=["doc_id"])["doc_id"].to_pylist()[:2]
+    table = pa.table({"doc_id": docs, "cluster_id": [docs[0]] * 2, "cluster_size": [2] * 2})
+    pq.write_table(table, dedup_out / "clusters" / "part-00000.parquet")
+    (dedup_out / "summary.json").write_text(json.dumps({"job": "dedup", "run": str(tmp_path)}))
+    with pytest.raises(OtherRunError):
+        load_run(run[0], clusters=dedup_out / "clusters")
+    code = cli_main(
+        [
+            "report",
+            str(run[0]),
+            "--clusters",
+            str(dedup_out / "clusters"),
+            "--to",
+            str(tmp_path / "r.html"),
+        ]
+    )
+    assert code == 2 and "made from the run" in capsys.readouterr().err
+    # the same table, made from this run: accepted
+    (dedup_out / "summary.json").write_text(json.dumps({"job": "dedup", "run": str(run[0])}))
+    assert (
+        load_run(run[0], clusters=dedup_out / "clusters").cluster_kind == "near-duplicate clusters"
+    )

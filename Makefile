@@ -47,8 +47,8 @@ dedup: $(STAMP) ## cluster the pairs of the run in $(OUT) and write a deduplicat
 test: $(STAMP) ## run the whole test suite (both tiers; what CI runs)
 	$(BIN)/pytest -q $(ARGS)
 
-test-fast: $(STAMP) ## the fast tier, no JVM (library, compiled path, CLI, docs): for everyday work
-	SPARK_HOME=/nonexistent/no-jvm-in-the-fast-tier $(BIN)/pytest -q -m "not spark" $(ARGS)
+test-fast: $(STAMP) ## the fast tier, no JVM (library, compiled path, CLI, docs), on 2 processes: under 2 minutes
+	SPARK_HOME=/nonexistent/no-jvm-in-the-fast-tier $(BIN)/pytest -q -m "not spark" -n 2 $(ARGS)
 
 test-cluster: $(STAMP) ## the job on a standalone cluster on loopback: equals local mode, survives a lost worker and a killed write
 	SHINGLING_REQUIRE_CLUSTER=1 $(BIN)/pytest -q tests/cluster $(ARGS)

@@ -324,7 +324,10 @@ def _best_pairs(
     near = pairs.filter(pc.invert(pairs[EXACT]))
     if near.num_rows == 0:
         return []
-    documents = _read_table(out / "documents", [DOC_ID, TEXT_HASH])
+    try:  # the text keys only tell repeated texts apart: without them, every pair is listed
+        documents = _read_table(out / "documents", [DOC_ID, TEXT_HASH])
+    except (OSError, pa.ArrowException):
+        documents = None
     key: dict[Any, Any] = (
         dict(zip(documents[DOC_ID].to_pylist(), documents[TEXT_HASH].to_pylist(), strict=True))
         if documents is not None

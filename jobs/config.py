@@ -255,6 +255,22 @@ def add_config_arguments(parser: argparse.ArgumentParser, *, overwrite: bool = T
         parser.add_argument("--overwrite", action="store_true", help="replace an existing output")
 
 
+def describe(config: Config) -> str:
+    """One log line for the resolved config: the settings that differ from jobs/default.toml (the
+    whole config is saved beside the output, config.toml, and in summary.json)."""
+    defaults = load().to_dict()
+    changed = [
+        f"{section}.{key} = {value!r}"
+        for section, values in config.to_dict().items()
+        if isinstance(values, dict)
+        for key, value in values.items()
+        if defaults.get(section, {}).get(key) != value
+    ]
+    return "config: the defaults of jobs/default.toml" + (
+        f", with {', '.join(changed)}" if changed else ""
+    )
+
+
 def to_toml(config: Config) -> str:
     """The config as TOML, to save beside an output (strings and numbers only, as loaded)."""
     lines = []

@@ -369,7 +369,7 @@ def main(argv: list[str] | None = None) -> int:
                 *(["output.overwrite=true"] if args.overwrite else []),
             ]
             cfg = config_module.load(args.config, overrides)
-            log.info("config:\n%s", config_module.to_toml(cfg))
+            log.info("%s", config_module.describe(cfg))
             return run(spark, cfg, args.input, args.run, args.output)
 
         return given.spark, work

@@ -155,6 +155,8 @@ def run(
         ).write.parquet(out.table("pairs"))
         spark.catalog.clearCache()  # the pair stage's persisted intermediates
         pair_seconds = time.monotonic() - stage
+        done(2, "pairing and verifying" if verification else "pairing", pair_seconds, "written")
+        counting = time.monotonic()
         step(spark, 3, "counting", "the written pair table")
         filled = metrics.frequencies.get("filled", 0.0)
         if filled > CROWDED:
@@ -171,9 +173,9 @@ def run(
         )
         assert counts is not None
         done(
-            2,
-            "pairing and verifying" if verification else "pairing",
-            pair_seconds,
+            3,
+            "counting",
+            time.monotonic() - counting,
             f"{int(counts['pairs'])} pairs written ({int(counts['exact'] or 0)} exact copies)",
         )
         summary["pairs"] = {
@@ -215,7 +217,7 @@ def main(argv: list[str] | None = None) -> int:
             {"--input": args.input},
             parquet=(args.input,) if cfg.input.format == "parquet" else (),
         )
-        log.info("config:\n%s", config_module.to_toml(cfg))
+        log.info("%s", config_module.describe(cfg))
         return cfg.spark, lambda spark: run(spark, cfg, args.input, args.output)
 
     return run_main(

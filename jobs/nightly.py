@@ -340,7 +340,7 @@ def main(argv: list[str] | None = None) -> int:
         cfg = config_module.load(args.config, args.set)
         run_date = check_run_date(args.run_date)
         check_job_paths({"--index": args.index, "--output": args.output}, {"--batch": args.batch})
-        log.info("config:\n%s", config_module.to_toml(cfg))
+        log.info("%s", config_module.describe(cfg))
         return cfg.spark, lambda spark: run(
             spark,
             cfg,

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from jobs import config as config_module
 from jobs import dedup, near_duplicates, nightly
 from jobs.config import DEFAULTS_PATH, Config, add_config_arguments, load, to_toml
 from jobs.errors import ConfigError, ExitCode
@@ -200,3 +201,13 @@ def test_entry_points_take_the_config_arguments(parse_args, required, has_overwr
         assert parse_args([*required, "--overwrite"]).overwrite is True
     else:
         assert not hasattr(args, "overwrite")
+
+
+def test_the_log_line_names_only_the_settings_that_differ_from_the_defaults() -> None:
+    assert config_module.describe(config_module.load()) == (
+        "config: the defaults of jobs/default.toml"
+    )
+    line = config_module.describe(
+        config_module.load(overrides=["pairs.threshold=0.7", "sketch.k=64"])
+    )
+    assert line.endswith("with sketch.k = 64, pairs.threshold = 0.7")

@@ -90,7 +90,7 @@ def test_worker_lost_in_pair_stage_same_output(
             "spark.ui.port": str(ui_port),
         },
     )
-    _wait_for(lambda: "pairing documents" in run.logs(), "the pair step started", run)
+    _wait_for(lambda: "step 2 of 3: pairing" in run.logs(), "the pair step started", run)
     stages = _wait_for(lambda: _active_stages(ui_port), "a pair stage ran tasks", run)
     cluster.kill_worker(2)  # the next test that needs two workers starts it again
     killed_in = [f"{s['stageId']}: {s['name']}" for s in stages]

@@ -23,7 +23,7 @@ from jobs.errors import ExitCode
 README = Path(__file__).resolve().parents[1] / "README.md"
 README_OUTPUT = "out/sample"
 MARKER = re.compile(
-    r"^<!-- test: (duckdb|spark-sql|python) -->\s*\n```[\w-]*\n(.*?)^```", re.M | re.S
+    r"^<!-- test: (duckdb|spark-sql|python|pyspark) -->\s*\n```[\w-]*\n(.*?)^```", re.M | re.S
 )
 
 
@@ -96,5 +96,18 @@ def test_python_session_gives_what_it_shows(code: str, monkeypatch: pytest.Monke
     assert test.examples and runner.failures == 0, f"{runner.failures} examples failed"
 
 
+@pytest.mark.parametrize(
+    "code", [c for e, c in BLOCKS if e == "pyspark"], ids=lambda c: c.splitlines()[0][:40]
+)
+def test_pyspark_example_runs_in_a_session(
+    spark: SparkSession, code: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(README.parent)
+    namespace: dict = {"spark": spark}
+    exec(compile(code, str(README), "exec"), namespace)  # the README's own example, as printed
+    assert namespace["pairs"].count() > 0
+    spark.catalog.clearCache()
+
+
 def test_readme_shows_the_library_in_a_python_shell() -> None:
-    assert any(e == "python" for e, _ in BLOCKS)
+    assert any(e == "python" for e, _ in BLOCKS) and any(e == "pyspark" for e, _ in BLOCKS)

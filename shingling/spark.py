@@ -1,0 +1,125 @@
+"""The Spark API: near-duplicates of a DataFrame in your own SparkSession (a notebook, a managed
+platform), as ``MinHashLSH.approxSimilarityJoin`` is called.
+
+    >>> from shingling.spark import near_duplicates            # doctest: +SKIP
+    >>> pairs = near_duplicates(df, id_col="url", text_col="body", threshold=0.8)  # doctest: +SKIP
+    >>> pairs.where("NOT exact_duplicate").orderBy("jaccard", ascending=False).show()  # doctest: +SKIP
+
+The one module of ``shingling`` that imports pyspark: it composes the DataFrame transforms of
+``jobs/transforms.py``, the same ones ``jobs/near_duplicates.py`` chains, with the settings of
+``jobs/default.toml`` unless given. The executors need the package too: on a cluster, ship
+``dist/shingling.zip`` (``spark.sparkContext.addPyFile``) or install it on the nodes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+
+from jobs import config as config_module
+from jobs.schemas import DOC_ID, TEXT
+from jobs.transforms import (
+    Verification,
+    near_duplicate_pairs,
+    sketch_documents,
+    skip_repeated_ids,
+)
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The settings of one call; None takes jobs/default.toml's."""
+
+    threshold: float | None = None
+    verify: bool | None = None
+    candidate_margin: float | None = None
+    width: int | None = None
+    k: int | None = None
+    unit: str | None = None
+
+    def resolved(self) -> config_module.Config:
+        overrides = [
+            f"{name}={str(value).lower() if isinstance(value, bool) else value}"
+            for name, value in (
+                ("pairs.threshold", self.threshold),
+                ("pairs.verify", self.verify),
+                ("pairs.candidate_margin", self.candidate_margin),
+                ("sketch.width", self.width),
+                ("sketch.k", self.k),
+                ("sketch.unit", self.unit),
+            )
+            if value is not None
+        ]
+        return config_module.load(overrides=overrides)  # validated as --set values are
+
+
+def sketches(
+    df: DataFrame,
+    *,
+    id_col: str = DOC_ID,
+    text_col: str = TEXT,
+    width: int | None = None,
+    k: int | None = None,
+    unit: str | None = None,
+) -> DataFrame:
+    """(id, text) -> the documents table: one row per input row, its sketch or why it has none
+    (``skip_reason``), as the job writes ``documents/``."""
+    cfg = Settings(width=width, k=k, unit=unit).resolved()
+    corpus = df.select(F.col(id_col).alias(DOC_ID), F.col(text_col).alias(TEXT))
+    return corpus.transform(
+        sketch_documents, width=cfg.sketch.width, k=cfg.sketch.k, unit=cfg.sketch.unit
+    ).transform(skip_repeated_ids)
+
+
+def near_duplicates(
+    df: DataFrame,
+    *,
+    id_col: str = DOC_ID,
+    text_col: str = TEXT,
+    threshold: float | None = None,
+    verify: bool | None = None,
+    candidate_margin: float | None = None,
+    width: int | None = None,
+    k: int | None = None,
+    unit: str | None = None,
+) -> DataFrame:
+    """(id, text) -> the pair table (docs/output.md): every pair of documents whose Jaccard
+    reaches ``threshold`` (default 0.5), exact unless ``verify=False``.
+
+    The ids come back as ``doc_a`` < ``doc_b``. Building the result runs two small Spark jobs (the
+    count of exact copies and the frequency sketch that orders the join) and persists the sketches;
+    call ``spark.catalog.clearCache()`` when done with the result.
+    """
+    cfg = Settings(threshold, verify, candidate_margin, width, k, unit).resolved()
+    corpus = df.select(F.col(id_col).alias(DOC_ID), F.col(text_col).alias(TEXT))
+    documents = (
+        corpus.transform(
+            sketch_documents, width=cfg.sketch.width, k=cfg.sketch.k, unit=cfg.sketch.unit
+        )
+        .transform(skip_repeated_ids)
+        .persist()  # read by the grouping, the frequency sketch and the join: sketched once
+    )
+    verification = (
+        Verification(
+            texts=corpus,
+            width=cfg.sketch.width,
+            unit=cfg.sketch.unit,
+            margin=cfg.pairs.candidate_margin,
+        )
+        if cfg.pairs.verify
+        else None
+    )
+    return documents.transform(
+        near_duplicate_pairs,
+        threshold=cfg.pairs.threshold,
+        k=cfg.sketch.k,
+        max_exact_group=cfg.pairs.max_exact_group,
+        max_posting=cfg.pairs.max_posting,
+        frequency_mb=cfg.pairs.frequency_sketch_mb,
+        verify=verification,
+    )
+
+
+__all__ = ["near_duplicates", "sketches"]

@@ -1,0 +1,56 @@
+"""shingling.spark: the DataFrame API gives the job's pair table, in the caller's session."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+from pyspark.sql import SparkSession
+from testdata import SAMPLE_CORPUS
+
+import jobs.near_duplicates as job
+from jobs.errors import ConfigError, ExitCode
+from shingling.spark import near_duplicates, sketches
+
+DOCS = 300
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("api") / "corpus.parquet"
+    table = pq.read_table(SAMPLE_CORPUS, columns=["doc_id", "text"]).slice(0, DOCS)
+    pq.write_table(table.rename_columns(["url", "body"]), path)
+    return path
+
+
+def rows(frame) -> list[tuple]:
+    return sorted(tuple(r) for r in frame.collect())
+
+
+@pytest.mark.parametrize("verify", [True, False])
+def test_the_api_gives_the_pair_table_of_the_job(
+    spark: SparkSession, corpus: Path, tmp_path: Path, verify: bool
+) -> None:
+    out = tmp_path / "out"
+    sets = ["--set", "input.id_column=url", "--set", "input.text_column=body"]
+    sets += ["--set", f"pairs.verify={str(verify).lower()}", "--set", "pairs.threshold=0.6"]
+    assert job.main(["--input", str(corpus), "--output", str(out), *sets]) == ExitCode.OK
+    expected = spark.read.parquet(str(out / "pairs"))
+    got = near_duplicates(
+        spark.read.parquet(str(corpus)), id_col="url", text_col="body", threshold=0.6, verify=verify
+    )
+    assert got.columns == expected.columns
+    assert rows(got) == rows(expected) and rows(got)
+    spark.catalog.clearCache()
+
+
+def test_sketches_are_the_documents_table(spark: SparkSession, corpus: Path) -> None:
+    table = sketches(spark.read.parquet(str(corpus)), id_col="url", text_col="body")
+    assert table.count() == DOCS
+    assert {"doc_id", "sketch", "skip_reason"} <= set(table.columns)
+
+
+def test_a_bad_setting_is_refused_as_the_job_refuses_it(spark: SparkSession, corpus: Path) -> None:
+    with pytest.raises(ConfigError, match="pairs.threshold"):
+        near_duplicates(spark.read.parquet(str(corpus)), id_col="url", text_col="body", threshold=2)

@@ -94,13 +94,10 @@ def near_duplicates(
     """
     cfg = Settings(threshold, verify, candidate_margin, width, k, unit).resolved()
     corpus = df.select(F.col(id_col).alias(DOC_ID), F.col(text_col).alias(TEXT))
-    documents = (
-        corpus.transform(
-            sketch_documents, width=cfg.sketch.width, k=cfg.sketch.k, unit=cfg.sketch.unit
-        )
-        .transform(skip_repeated_ids)
-        .persist()  # read by the grouping, the frequency sketch and the join: sketched once
-    )
+    # read by the grouping, the frequency sketch and the join: sketched once
+    documents = sketches(
+        df, id_col=id_col, text_col=text_col, width=width, k=k, unit=unit
+    ).persist()
     verification = (
         Verification(
             texts=corpus,

@@ -21,10 +21,10 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-from pyspark.sql import DataFrame, Observation
+from pyspark.sql import Column, DataFrame, Observation
 from pyspark.sql import functions as F
 from pyspark.sql.pandas.types import to_arrow_schema
-from pyspark.sql.types import DoubleType, LongType, StructField, StructType
+from pyspark.sql.types import BooleanType, DoubleType, LongType, StructField, StructType
 
 from jobs.errors import ExitCode, ShinglingError
 from jobs.rules import relation, sizes_may_reach
@@ -55,15 +55,22 @@ TEXT_B = "text_b"
 
 
 def exact_overlap(
-    texts_a: pa.Array, texts_b: pa.Array, *, width: int, unit: str = "words"
+    texts_a: pa.Array,
+    texts_b: pa.Array,
+    *,
+    width: int,
+    unit: str = "words",
+    ids_a: pa.Array | None = None,
+    ids_b: pa.Array | None = None,
 ) -> BatchOverlap:
-    """The exact shingle-set overlap of each (a, b) pair of texts (:func:`overlap_batch`).
+    """The exact shingle-set overlap of each (a, b) pair of texts (:func:`overlap_batch`; with
+    ids, a document in several pairs of the batch has its set computed once).
 
     >>> o = exact_overlap(pa.array(["A b c d e", "x"]), pa.array(["a b c d f", None]), width=4)
     >>> o.jaccard.round(4).tolist(), o.shared.tolist(), o.size_a.tolist()
     ([0.3333, nan], [1, 0], [2, 1])
     """
-    return overlap_batch(texts_a, texts_b, width=width, unit=unit)
+    return overlap_batch(texts_a, texts_b, width=width, unit=unit, ids_a=ids_a, ids_b=ids_b)
 
 
 def _share(part: np.ndarray, whole: np.ndarray) -> pa.Array:
@@ -234,6 +241,71 @@ class VerifyMetrics:
         }
 
 
+# The candidates' ids, as a bitmap that filters the texts before they are shuffled. Spark's bitmap
+# functions build it on the executors, one bucket of BITMAP_BUCKET_BITS bits per row.
+BITMAP_BUCKET_BITS = 32768
+ID_BITMAP_MIN_BITS = 1 << 20
+ID_BITMAP_MAX_BITS = 1 << 28  # 32 MiB: beyond that the filter lets more texts through, never fewer
+
+
+def id_bitmap_bits(documents: int) -> int:
+    """Bits of the candidate-id bitmap for a corpus of ``documents``: 16 a document (a power of
+    two), so that even when every document is a candidate about 6% of the others pass the filter;
+    at least 128 KiB, at most 32 MiB.
+
+    >>> id_bitmap_bits(0), id_bitmap_bits(1_000_000), id_bitmap_bits(10**10) == ID_BITMAP_MAX_BITS
+    (1048576, 16777216, True)
+    """
+    wanted = 1 << max(0, 16 * documents - 1).bit_length()
+    return min(ID_BITMAP_MAX_BITS, max(ID_BITMAP_MIN_BITS, wanted))
+
+
+def id_position(ids: Column, bits: int) -> Column:
+    """A document id's bit in a bitmap of ``bits`` bits (Spark's xxhash64 of the id, modulo)."""
+    return F.pmod(F.xxhash64(ids), F.lit(bits))
+
+
+def candidate_id_bitmap(candidates: DataFrame, *, bits: int) -> bytes:
+    """The bitmap (``bits`` bits, bit p at byte p // 8, bit p % 8) of every id of ``candidates``.
+
+    A Spark job: each row of an aggregate is one bucket's bitmap (Spark's
+    ``bitmap_construct_agg``), built on the executors; only the buckets (at most ``bits`` / 8
+    bytes) come to the driver.
+    """
+    ids = candidates.select(F.col(DOC_A).alias(DOC_ID)).unionByName(
+        candidates.select(F.col(DOC_B).alias(DOC_ID))
+    )
+    at = id_position(F.col(DOC_ID), bits) + 1  # the bitmap functions count from 1
+    buckets = (
+        ids.select(
+            F.bitmap_bucket_number(at).alias("bucket"), F.bitmap_bit_position(at).alias("bit")
+        )
+        .groupBy("bucket")
+        .agg(F.bitmap_construct_agg("bit").alias("bitmap"))
+        .toArrow()
+    )
+    bitmap = np.zeros(bits // 8, dtype=np.uint8)
+    size = BITMAP_BUCKET_BITS // 8
+    for bucket, part in zip(
+        buckets.column("bucket").to_pylist(), buckets.column("bitmap").to_pylist(), strict=True
+    ):
+        start = (bucket - 1) * size
+        bitmap[start : start + size] = np.frombuffer(part, dtype=np.uint8)[: bits // 8 - start]
+    return bitmap.tobytes()
+
+
+def in_bitmap(bitmap: Any, bits: int) -> Any:
+    """An Arrow UDF: whether each id's bit is set in the broadcast ``bitmap``."""
+
+    @F.arrow_udf(BooleanType())  # type: ignore[call-overload]
+    def member(ids_hashed: pa.Array) -> pa.Array:
+        table = np.frombuffer(bitmap.value, dtype=np.uint8)
+        p = ids_hashed.to_numpy(zero_copy_only=False)
+        return pa.array(((table[p >> 3] >> (p & 7)) & 1).astype(bool))
+
+    return lambda ids: member(id_position(ids, bits))
+
+
 def verify_candidates(
     candidates: DataFrame,
     texts: DataFrame,
@@ -243,13 +315,17 @@ def verify_candidates(
     threshold: float,
     containment_threshold: float | None = None,
     metrics: VerifyMetrics | None = None,
+    documents: int = 0,
 ) -> DataFrame:
     """Candidate pairs (the pair table's columns, scored from the sketches) + (doc_id, text) ->
     the pairs whose **exact** scores pass, with ``jaccard`` and the containments exact and
     ``jaccard_estimate`` the sketch's figure.
 
-    Only the texts of the candidates' documents are read: the texts are shuffled once to meet the
-    candidates' ids, each pair meets its two texts by two joins, and one Arrow function per batch
+    Only the texts of the candidates' documents travel: a bitmap of the candidates' ids (a Spark job
+    on the persisted candidates, :func:`candidate_id_bitmap`, sized by :func:`id_bitmap_bits` for a
+    corpus of ``documents``) is broadcast, the texts whose id it holds (and a few others, which meet
+    no pair) are shuffled once by id, each pair meets its two texts by two joins on that one
+    shuffle, and one Arrow function per batch
     computes every pair's exact overlap (:func:`shingling.fast.batch.overlap_batch`, compiled). Batches
     are bounded in bytes by ``spark.sql.execution.arrow.maxBytesPerBatch``, so two very long texts
     travel alone. A candidate whose text is missing fails the job (:class:`MissingTextError`):
@@ -265,10 +341,14 @@ def verify_candidates(
             sizes_may_reach(F.col(SHINGLES_A), F.col(SHINGLES_B), threshold)
         )
     candidates = candidates.persist()
-    ids = candidates.select(F.col(DOC_A).alias(DOC_ID)).unionByName(
-        candidates.select(F.col(DOC_B).alias(DOC_ID))
+    bits = id_bitmap_bits(documents)
+    bitmap = candidates.sparkSession.sparkContext.broadcast(
+        candidate_id_bitmap(candidates, bits=bits)
     )
-    needed = texts.select(DOC_ID, TEXT).join(ids.distinct(), DOC_ID, "left_semi")
+    # filtered where they are read, then shuffled once by id: both joins below read that shuffle
+    needed = (
+        texts.select(DOC_ID, TEXT).where(in_bitmap(bitmap, bits)(F.col(DOC_ID))).repartition(DOC_ID)
+    )
     # texts are never broadcast (a left join may only broadcast its right side, here the texts,
     # and a size estimate can be far off): sort-merge joins keep them partitioned
     text_a = needed.select(F.col(DOC_ID).alias(DOC_A), F.col(TEXT).alias(TEXT_A)).hint("merge")
@@ -302,7 +382,14 @@ def verify_candidates(
                     f"no text for pair ({batch.column(DOC_A)[row]}, {batch.column(DOC_B)[row]}):"
                     " its documents must be readable to verify it"
                 )
-            o = exact_overlap(ta, tb, width=width, unit=unit)
+            o = exact_overlap(
+                ta,
+                tb,
+                width=width,
+                unit=unit,
+                ids_a=batch.column(DOC_A),
+                ids_b=batch.column(DOC_B),
+            )
             jaccard = np.nan_to_num(o.jaccard, nan=0.0)
             yield pa.RecordBatch.from_arrays(
                 [

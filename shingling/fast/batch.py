@@ -177,21 +177,48 @@ def overlap_batch(
     *,
     width: int,
     unit: str = "words",
+    ids_a: pa.Array | pa.ChunkedArray | None = None,
+    ids_b: pa.Array | pa.ChunkedArray | None = None,
 ) -> BatchOverlap:
     """The exact shingle-set overlap of each pair (texts_a[i], texts_b[i]), vectorized: the whole
     set of each text (its sketch with room for every hash, ascending), then one compiled merge per
     pair. Equal to :func:`shingling.exact.overlap` pair by pair (tested).
 
+    ``ids_a`` and ``ids_b``, if given, name each text (equal ids: equal texts): a document found in
+    several pairs of the batch, on either side, has its set computed once.
+
     >>> o = overlap_batch(pa.array(["A b c d e", "x"]), pa.array(["a b c d f", None]), width=4)
     >>> o.shared.tolist(), o.size_a.tolist(), o.jaccard.round(4).tolist()
     ([1, 0], [2, 1], [0.3333, nan])
+    >>> o = overlap_batch(pa.array(["a b c d e"] * 2), pa.array(["a b c d f", "a b c d e"]), width=4,
+    ...                   ids_a=pa.array([1, 1]), ids_b=pa.array([2, 1]))
+    >>> o.shared.tolist(), o.size_b.tolist()
+    ([1, 2], [2, 2])
     """
-    a = sketch_batch(texts_a, width=width, k=ALL_SHINGLES, unit=unit)
-    b = sketch_batch(texts_b, width=width, k=ALL_SHINGLES, unit=unit)
+    if ids_a is None or ids_b is None:
+        a = sketch_batch(texts_a, width=width, k=ALL_SHINGLES, unit=unit)
+        b = sketch_batch(texts_b, width=width, k=ALL_SHINGLES, unit=unit)
+        sets_a, sets_b = a.sketch, b.sketch
+        size_a, size_b = a.n_shingles, b.n_shingles
+    else:
+        # each distinct id once: its first text, its set computed once, then gathered per side
+        texts = pa.concat_arrays([_whole(texts_a), _whole(texts_b)])
+        encoded = pc.dictionary_encode(pa.concat_arrays([_whole(ids_a), _whole(ids_b)]))
+        index = encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64)
+        first = np.empty(len(encoded.dictionary), dtype=np.int64)
+        first[index[::-1]] = np.arange(len(index) - 1, -1, -1)  # the last write wins: the first
+        u = sketch_batch(texts.take(pa.array(first)), width=width, k=ALL_SHINGLES, unit=unit)
+        side_a, side_b = index[: len(texts_a)], index[len(texts_a) :]
+        sets_a, sets_b = u.sketch.take(pa.array(side_a)), u.sketch.take(pa.array(side_b))
+        size_a, size_b = u.n_shingles[side_a], u.n_shingles[side_b]
     shared = shared_runs(
-        a.sketch.values.to_numpy(),
-        a.sketch.offsets.to_numpy(),
-        b.sketch.values.to_numpy(),
-        b.sketch.offsets.to_numpy(),
+        sets_a.values.to_numpy(),
+        sets_a.offsets.to_numpy(),
+        sets_b.values.to_numpy(),
+        sets_b.offsets.to_numpy(),
     )
-    return BatchOverlap(shared, a.n_shingles.astype(np.int64), b.n_shingles.astype(np.int64))
+    return BatchOverlap(shared, size_a.astype(np.int64), size_b.astype(np.int64))
+
+
+def _whole(array: pa.Array | pa.ChunkedArray) -> pa.Array:
+    return array.combine_chunks() if isinstance(array, pa.ChunkedArray) else array

@@ -6,6 +6,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
 from pyspark.testing import assertDataFrameEqual
 
 from jobs.schemas import DOC_A, DOC_B, DOC_ID, EXACT, JACCARD, TEXT
@@ -13,9 +14,13 @@ from jobs.verify import (
     EXACT_JACCARD,
     EXACT_SHARED,
     VERIFIED,
+    candidate_id_bitmap,
     decided_pairs,
     exact_overlap,
     exact_scores,
+    id_bitmap_bits,
+    id_position,
+    in_bitmap,
     near_cut,
     verification_summary,
     with_texts,
@@ -176,3 +181,36 @@ def test_the_summary_counts_flipped_decisions_and_errors(spark: SparkSession) ->
     assert summary["abs_error"]["mean"] == round(sum(map(abs, errors)) / 3, 4)
     assert summary["error_mean"] == round(sum(errors) / 3, 4)
     assert summary["off_by_more_than"] == {"0.05": 2, "0.1": 1, "0.2": 1}
+
+
+@pytest.mark.parametrize("id_type", ["long", "string"])
+def test_the_candidate_id_bitmap_holds_every_candidate_and_filters_the_rest(
+    spark: SparkSession, id_type: str
+) -> None:
+    # the texts verification shuffles: every candidate's, and of the others about as many as the
+    # bitmap's fill lets through
+    ids = [i * 7919 for i in range(3000)]
+    value = (lambda i: i) if id_type == "long" else (lambda i: f"doc-{i}")
+    candidates = spark.createDataFrame(
+        [(value(a), value(b)) for a, b in zip(ids[:200], ids[1:201], strict=True)],
+        f"{DOC_A} {id_type}, {DOC_B} {id_type}",
+    )
+    bits = id_bitmap_bits(len(ids))
+    bitmap = candidate_id_bitmap(candidates, bits=bits)
+    assert len(bitmap) == bits // 8
+    texts = spark.createDataFrame(
+        [(value(i), "t") for i in ids], f"{DOC_ID} {id_type}, {TEXT} string"
+    )
+    # the bits set are exactly the candidates' positions, as Spark computes them
+    positions = {
+        r[0]
+        for r in texts.where(F.col(DOC_ID).isin([value(i) for i in ids[:201]]))
+        .select(id_position(F.col(DOC_ID), bits))
+        .collect()
+    }
+    set_bits = {8 * i + b for i, byte in enumerate(bitmap) for b in range(8) if byte >> b & 1}
+    assert set_bits == positions
+    shared = spark.sparkContext.broadcast(bitmap)
+    kept = {r[0] for r in texts.where(in_bitmap(shared, bits)(F.col(DOC_ID))).collect()}
+    assert {value(i) for i in ids[:201]} <= kept
+    assert len(kept) < 201 + 0.05 * len(ids)  # a filter: few of the others pass

@@ -51,6 +51,19 @@ def _assert_batch_equals_reference(
         ), (a, b)
         if want.size_a and want.size_b:
             assert got.jaccard[i] == want.jaccard  # bit for bit: the same division
+    # the same with ids naming the texts: each distinct text's set computed once
+    names: dict[str | None, int] = {}
+    ids = [[names.setdefault(t, len(names)) for t in side] for side in zip(*pairs, strict=True)]
+    named = overlap_batch(
+        pa.array([a for a, _ in pairs], pa.string()),
+        pa.array([b for _, b in pairs], pa.string()),
+        width=width,
+        unit=unit,
+        ids_a=pa.array(ids[0], pa.int64()),
+        ids_b=pa.array(ids[1], pa.int64()),
+    )
+    for field in ("shared", "size_a", "size_b"):
+        assert getattr(named, field).tolist() == getattr(got, field).tolist(), field
 
 
 @settings(max_examples=200, deadline=None)
@@ -67,6 +80,19 @@ def test_batch_overlap_equals_reference_on_overlapping_texts(
     pairs: list[tuple[str, str]], unit: str
 ) -> None:
     _assert_batch_equals_reference(pairs, 4 if unit == "words" else 6, unit)
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    st.lists(DOCUMENT, min_size=1, max_size=4),
+    st.lists(st.tuples(st.integers(0, 3), st.integers(0, 3)), min_size=1, max_size=12),
+)
+def test_batch_overlap_with_repeated_documents_equals_reference(
+    pool: list[str | None], picks: list[tuple[int, int]]
+) -> None:
+    # documents found in several pairs, on either side: their sets are computed once
+    pairs = [(pool[a % len(pool)], pool[b % len(pool)]) for a, b in picks]
+    _assert_batch_equals_reference(pairs, 4)
 
 
 def test_batch_overlap_equals_reference_on_real_text() -> None:

@@ -42,6 +42,9 @@ from shingling.schema import (  # the names, defined once; the Spark types are h
     DOC_ID as DOC_ID,
 )
 from shingling.schema import (
+    EARLIER as EARLIER,
+)
+from shingling.schema import (
     EXACT as EXACT,
 )
 from shingling.schema import (

@@ -25,6 +25,7 @@ from jobs.schemas import (
     DOC_A,
     DOC_B,
     DOC_ID,
+    EARLIER,
     EXACT,
     HASH,
     JACCARD,
@@ -243,7 +244,12 @@ def hash_frequencies(reps: DataFrame, *, k: int, sketch: FrequencySketch) -> Fre
 
 
 def prefix_rows(
-    reps: DataFrame, *, threshold: float, k: int, frequencies: FrequencySketch
+    reps: DataFrame,
+    *,
+    threshold: float,
+    k: int,
+    frequencies: FrequencySketch,
+    max_posting: int | None = None,
 ) -> DataFrame:
     """(doc_id, sketch, ...) -> (hash, doc_id, sketch, ...): the part of each sketch's prefix that
     can meet another, with the document's columns (the sketch packed as binary).
@@ -268,12 +274,14 @@ def prefix_rows(
         StructField(f.name, BinaryType(), f.nullable) if f.name == SKETCH else f
         for f in reps.schema.fields
     ]
-    schema = StructType([StructField(HASH, LongType(), False), *fields])
+    schema = StructType(
+        [StructField(HASH, LongType(), False), *fields, StructField(EARLIER, LongType(), False)]
+    )
 
     def select(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         table = FrequencySketch.from_bytes(shared.value, width, depth)
         for batch in batches:
-            yield prefix_batch(batch, table, k=k, threshold=threshold)
+            yield prefix_batch(batch, table, k=k, threshold=threshold, max_posting=max_posting or 0)
 
     return reps.mapInArrow(select, schema)
 
@@ -429,7 +437,9 @@ def scored_prefix_pairs(
             max_posting=max_posting or 0,
         )
 
-    rows = prefixes.select(HASH, DOC_ID, N_SHINGLES, SKETCH)
+    rows = prefixes.select(
+        HASH, DOC_ID, N_SHINGLES, SKETCH, *([EARLIER] if EARLIER in prefixes.columns else [])
+    )
     scored = rows.repartition(HASH).sortWithinPartitions(HASH).mapInArrow(score, schema)
     if capped is not None:
         scored = scored.observe(capped, F.count_if(F.col(STAR)).alias("capped_documents"))
@@ -530,6 +540,7 @@ class Verification:
         *,
         threshold: float,
         containment_threshold: float | None = None,
+        documents: int = 0,
     ) -> DataFrame:
         """Candidates -> the pairs whose exact scores pass (:func:`jobs.verify.verify_candidates`)."""
         return verify_candidates(
@@ -540,6 +551,7 @@ class Verification:
             threshold=threshold,
             containment_threshold=containment_threshold,
             metrics=self.metrics,
+            documents=documents,
         )
 
 
@@ -634,7 +646,13 @@ def near_duplicate_pairs(
             megabytes=round(frequencies.nbytes / (1 << 20), 1), filled=round(frequencies.filled, 3)
         )
     scored = scored_prefix_pairs(
-        prefix_rows(reps, threshold=scoring["threshold"], k=k, frequencies=frequencies),
+        prefix_rows(
+            reps,
+            threshold=scoring["threshold"],
+            k=k,
+            frequencies=frequencies,
+            max_posting=cap,
+        ),
         **scoring,
         max_posting=cap,
         capped=metrics.capped if metrics else None,
@@ -653,6 +671,9 @@ def near_duplicate_pairs(
         )
     if verify is not None:
         rep_pairs = verify.decide(
-            rep_pairs, threshold=threshold, containment_threshold=containment_threshold
+            rep_pairs,
+            threshold=threshold,
+            containment_threshold=containment_threshold,
+            documents=sketched,
         )
     return expand_groups(rep_pairs, grouped, max_exact_group=max_exact_group, k=k)

@@ -49,6 +49,8 @@ B_IN_A = "b_in_a"
 
 # Rows of the join: one sketch hash of one document.
 HASH = "hash"
+# a prefix row: the positions in its sketch of the prefix hashes before its own (a bit each)
+EARLIER = "earlier"
 
 # The persistent index (shingling.index).
 ADDED = "added"

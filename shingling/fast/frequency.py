@@ -133,9 +133,15 @@ class FrequencySketch:
         return cls(width, depth, np.frombuffer(data, dtype=COUNTER).reshape(depth, width))
 
     def select_prefixes(
-        self, offsets: np.ndarray, values: np.ndarray, *, k: int, threshold: float
-    ) -> tuple[np.ndarray, np.ndarray]:
-        """Each sketch's join prefix: (row, hash) per prefix row.
+        self,
+        offsets: np.ndarray,
+        values: np.ndarray,
+        *,
+        k: int,
+        threshold: float,
+        max_posting: int = 0,
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Each sketch's join prefix: (row, hash, earlier) per prefix row.
 
         Sketch i is ``values[offsets[i]:offsets[i + 1]]``, ascending. Of its bottom-k part (n
         hashes) a pair reaching ``threshold`` shares at least t = min_shared(n) hashes, so under
@@ -143,6 +149,9 @@ class FrequencySketch:
         filtering, Bayardo et al. 2007). The order is (estimated frequency, hash), and the hashes
         estimated in one sketch at most come first and are left out: a sketch with s hashes
         estimated shared keeps the first s - t + 1 of them (none when that is not positive).
+        ``earlier``: the positions in the sketch of the row's prefix hashes before its own whose
+        postings ``max_posting`` never caps, a bit each (see
+        :func:`shingling.fast.kernels._select_prefixes`).
         """
         return select_prefixes(
             offsets.astype(np.int64, copy=False),
@@ -151,6 +160,7 @@ class FrequencySketch:
             threshold,
             self.counts,
             MULTIPLIERS,
+            max_posting,
         )
 
 

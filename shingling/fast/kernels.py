@@ -617,6 +617,7 @@ def _score_postings(
     containment_threshold: float,
     test_first: bool,
     max_posting: int,
+    earlier: Any,
 ) -> tuple[Any, Any, Any, Any, Any, Any, Any, Any]:
     """Every pair of rows with the same hash (rows sorted by hash), tested and scored.
 
@@ -634,6 +635,9 @@ def _score_postings(
         test_first: drop the pairs that cannot reach ``threshold`` (``may_reach``) unscored.
         max_posting: a posting of more rows (0: no cap) pairs each with its first document in id
             order only (a star), every such pair scored.
+        earlier: per row, the positions of its prefix hashes before this one
+            (:func:`_select_prefixes`): a pair that shares one of those is left to that hash's
+            posting; 0 or -1 for none.
 
     Returns:
         Per scored pair: row of doc_a, row of doc_b, matches, jaccard, containment_a,
@@ -677,6 +681,8 @@ def _score_postings(
                     if test_first and not _may_reach(
                         values, offsets, i, values, offsets, j, k, threshold
                     ):
+                        continue
+                    if _met_before(values, offsets, earlier, i, j):
                         continue
                     a, b = (i, j) if order[i] < order[j] else (j, i)
                     found, out = _consider(found, out, scoring, a, b, False, False)
@@ -940,20 +946,29 @@ def _select_prefixes(
     threshold: float,
     counts: Any,
     multipliers: Any,
-) -> tuple[Any, Any]:
+    max_posting: int,
+) -> tuple[Any, Any, Any]:
     """Each sketch's join prefix, rarest first by the count-min estimate of document frequency.
 
     Sketch i is ``values[offsets[i]:offsets[i + 1]]``; of its bottom-k part (n hashes), the hashes
     estimated in at least two sketches are ordered by (estimate, hash) and the first
     s - min_shared(n) + 1 of those s are kept (none when that is not positive).
 
+    Each row also gets the positions in its sketch of the prefix hashes before its own (bit p:
+    the sketch's hash p), those whose posting is never capped (estimate at most ``max_posting``,
+    or any when it is 0): two documents meet first at the first prefix hash they share, and a
+    later posting need not score them again (:func:`_met_before`). -1 where the bottom-k part is
+    longer than 63 (no positions kept: the pair is scored in every posting, as before).
+
     Returns:
-        (row, hash) per prefix row, rows ascending.
+        (row, hash, earlier) per prefix row, rows ascending.
     """
     rows = np.empty(len(values), dtype=np.int32)
     hashes = np.empty(len(values), dtype=np.int64)
+    earlier = np.empty(len(values), dtype=np.int64)
     est = np.empty(max(k, 1), dtype=np.int64)
     held = np.empty(max(k, 1), dtype=np.int64)
+    where = np.empty(max(k, 1), dtype=np.int64)
     out = 0
     for i in range(len(offsets) - 1):
         start = offsets[i]
@@ -968,15 +983,45 @@ def _select_prefixes(
                 while x > 0 and (est[x - 1] > e or (est[x - 1] == e and held[x - 1] > values[j])):
                     est[x] = est[x - 1]
                     held[x] = held[x - 1]
+                    where[x] = where[x - 1]
                     x -= 1
                 est[x] = e
                 held[x] = values[j]
+                where[x] = j - start
                 s += 1
+        mask = 0
         for x in range(s - need + 1):
             rows[out] = i
             hashes[out] = held[x]
+            earlier[out] = mask if end - start <= 63 else -1
             out += 1
-    return rows[:out], hashes[:out]
+            if max_posting == 0 or est[x] <= max_posting:
+                mask |= np.int64(1) << where[x]
+    return rows[:out], hashes[:out], earlier[:out]
+
+
+@njit(inline="always")
+def _met_before(values: Any, offsets: Any, earlier: Any, i: int, j: int) -> bool:
+    """Whether rows i and j (of one posting) share a prefix hash before it (``earlier``'s
+    positions, :func:`_select_prefixes`): their first shared prefix hash is another posting's,
+    which scores them. Both sketches ascending: one merge of the marked positions."""
+    mi, mj = earlier[i], earlier[j]
+    if mi <= 0 or mj <= 0:  # nothing before, or positions unknown
+        return False
+    a0, a1, b0, b1 = offsets[i], offsets[i + 1], offsets[j], offsets[j + 1]
+    p, q = a0, b0
+    while p < a1 and q < b1:
+        if not (mi >> (p - a0)) & 1:
+            p += 1
+        elif not (mj >> (q - b0)) & 1:
+            q += 1
+        elif values[p] == values[q]:
+            return True
+        elif values[p] < values[q]:
+            p += 1
+        else:
+            q += 1
+    return False
 
 
 count_hashes = _Compiled(_count_hashes)

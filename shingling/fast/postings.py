@@ -33,6 +33,7 @@ from shingling.schema import (
     DOC_A,
     DOC_B,
     DOC_ID,
+    EARLIER,
     HASH,
     JACCARD,
     MATCHES,
@@ -67,32 +68,40 @@ def output_schema(id_type: pa.DataType) -> pa.Schema:
 
 
 def prefix_rows(
-    batch: pa.RecordBatch, frequencies: FrequencySketch, *, k: int, threshold: float
+    batch: pa.RecordBatch,
+    frequencies: FrequencySketch,
+    *,
+    k: int,
+    threshold: float,
+    max_posting: int = 0,
 ) -> pa.RecordBatch:
-    """Documents (doc_id, sketch, ...) -> their prefix rows: (hash, doc_id, sketch, ...), one per
-    hash of each sketch's join prefix (:meth:`FrequencySketch.select_prefixes`), carrying the
-    document's columns, the sketch packed (:func:`pack`). A document whose prefix is empty has no
-    row.
+    """Documents (doc_id, sketch, ...) -> their prefix rows: (hash, doc_id, sketch, ..., earlier),
+    one per hash of each sketch's join prefix (:meth:`FrequencySketch.select_prefixes`), carrying
+    the document's columns, the sketch packed (:func:`pack`), and ``earlier``: the positions of the
+    prefix hashes before this one, by which a pair is scored in the posting of the first prefix
+    hash it shares only (:func:`score_table`). A document whose prefix is empty has no row.
 
     >>> f = FrequencySketch(width=256)
     >>> docs = pa.record_batch({"doc_id": ["a", "b", "c"], "sketch": [[1, 2], [1, 2], [3, 4]]})
     >>> for d in docs.column("sketch").to_pylist(): f.add(np.array(d))
     >>> rows = prefix_rows(docs, f, k=20, threshold=0.6)
-    >>> rows.select(["hash", "doc_id"]).to_pydict()
-    {'hash': [1, 1], 'doc_id': ['a', 'b']}
+    >>> rows.select(["hash", "doc_id", "earlier"]).to_pydict()
+    {'hash': [1, 1], 'doc_id': ['a', 'b'], 'earlier': [0, 0]}
     >>> sketch_arrays(rows.column("sketch"))
     (array([0, 2, 4]), array([1, 2, 1, 2]))
     """
     offsets, values = sketch_arrays(batch.column(SKETCH))
-    rows, hashes = frequencies.select_prefixes(offsets, values, k=k, threshold=threshold)
+    rows, hashes, earlier = frequencies.select_prefixes(
+        offsets, values, k=k, threshold=threshold, max_posting=max_posting
+    )
     taken = batch.take(pa.array(rows))
     columns = [
         pack(c) if name == SKETCH else c
         for name, c in zip(batch.schema.names, taken.columns, strict=True)
     ]
     return pa.RecordBatch.from_arrays(
-        [pa.array(hashes, type=pa.int64()), *columns],
-        names=[HASH, *batch.schema.names],
+        [pa.array(hashes, type=pa.int64()), *columns, pa.array(earlier, type=pa.int64())],
+        names=[HASH, *batch.schema.names, EARLIER],
     )
 
 
@@ -130,7 +139,8 @@ def score_table(
 ) -> pa.RecordBatch:
     """Prefix rows with every posting complete and adjacent -> the scored pairs of each posting.
 
-    A pair is scored once per posting it is met in. Without ``containment_threshold`` the pairs
+    A pair is scored in each posting it is met in, but where the rows carry ``earlier``
+    (:func:`prefix_rows`) only in the first one, by the prefix order. Without ``containment_threshold`` the pairs
     that cannot reach ``threshold`` (see ``jobs.transforms.may_reach``) are dropped unscored. A
     posting of more than ``max_posting`` rows (0: no cap) pairs each of its documents with its
     first in id order only (a star, at linear cost), every such pair scored.
@@ -145,6 +155,11 @@ def score_table(
     order[pc.sort_indices(ids).to_numpy()] = np.arange(len(ids))
     offsets, values = sketch_arrays(rows.column(SKETCH))
     n_shingles = int64s(rows.column(N_SHINGLES))
+    earlier = (
+        int64s(rows.column(EARLIER))
+        if EARLIER in rows.schema.names
+        else np.zeros(len(ids), dtype=np.int64)
+    )
     a, b, matches, jaccard, cont_a, cont_b, relation, star = score_postings(
         int64s(rows.column(HASH)),
         order,
@@ -156,6 +171,7 @@ def score_table(
         -1.0 if containment_threshold is None else containment_threshold,
         containment_threshold is None,
         max_posting,
+        earlier,
     )
     return pa.RecordBatch.from_arrays(
         [

@@ -128,10 +128,15 @@ def test_prefixes_lose_no_pair_however_wrong_the_estimates(width: int, threshold
     sketches = family_sketches()
     table = counted(sketches, width)
     offsets, values = sketch_arrays(pa.array([list(s.hashes) for s in sketches]))
-    rows, found = table.select_prefixes(offsets, values, k=K, threshold=threshold)
+    rows, found, earlier = table.select_prefixes(offsets, values, k=K, threshold=threshold)
     prefixes: dict[int, set[int]] = {}
-    for row, h in zip(rows.tolist(), found.tolist(), strict=True):
+    before: dict[
+        tuple[int, int], set[int]
+    ] = {}  # (row, prefix hash) -> the prefix hashes before it
+    for row, h, mask in zip(rows.tolist(), found.tolist(), earlier.tolist(), strict=True):
         prefixes.setdefault(row, set()).add(h)
+        held = sketches[row].hashes
+        before[row, h] = {held[p] for p in range(len(held)) if mask >> p & 1}
     reaching = [
         (i, j)
         for i, j in itertools.combinations(range(len(sketches)), 2)
@@ -140,6 +145,12 @@ def test_prefixes_lose_no_pair_however_wrong_the_estimates(width: int, threshold
     assert len(reaching) >= 20
     lost = [(i, j) for i, j in reaching if not prefixes.get(i, set()) & prefixes.get(j, set())]
     assert lost == []
+    # every pair that meets is scored in exactly one posting: that of the first hash it shares
+    for i, j in itertools.combinations(sorted(prefixes), 2):
+        shared = prefixes[i] & prefixes[j]
+        first = [h for h in shared if not before[i, h] & before[j, h]]
+        assert len(first) == (1 if shared else 0), (i, j)
+        assert set(first) <= shared
     # and a filter: most documents have a prefix shorter than their sketch
     assert len(rows) < 0.8 * len(values)
 

@@ -57,13 +57,8 @@ from jobs.keep import (
 from jobs.paths import is_local, local_part
 from jobs.schemas import DOC_A, DOC_B, DOC_ID, EXACT
 from jobs.session import Work, run_main
-from jobs.verify import (
-    decided_pairs,
-    exact_scores,
-    near_cut,
-    verification_summary,
-    with_texts,
-)
+from jobs.summary import verification_summary
+from jobs.verify import decided_pairs, exact_scores, near_cut, with_texts
 
 log = logging.getLogger("shingling")
 

@@ -43,7 +43,8 @@ from jobs.schemas import (
     SKETCH,
     TEXT_HASH,
 )
-from jobs.transforms import GROUP, Verification, exact_groups, expand_groups, sketched_only
+from jobs.stages import Cache, Verification
+from jobs.transforms import GROUP, exact_groups, expand_groups, sketched_only
 from shingling.fast import probe
 from shingling.fast.probe import IN_BATCH, PROBE
 
@@ -131,18 +132,24 @@ def nightly_pairs(
     max_exact_group: int,
     slices: int = 1,
     verify: Verification | None = None,
+    cache: Cache | None = None,
 ) -> DataFrame:
     """Batch documents + live index -> the pair table rows that hold at least one batch document.
 
+    The nightly's pair stage: Spark jobs run here (the probe tables are collected and broadcast,
+    the pairs found are persisted and counted); what is persisted is recorded in ``cache``, to
+    release once the result is written.
+
     With ``verify`` (texts of the batch and of the live index), pairs are found down to the
     candidate estimate and decided on their exact scores, as in the full run
-    (:func:`jobs.transforms.near_duplicate_pairs`).
+    (:func:`jobs.stages.near_duplicate_pairs`).
 
     ``batch``: the batch's documents table (ids unique). ``index_documents``: the index's live rows
     (documents table columns), without the batch's ids (a document that arrives again is replaced).
     The index is scanned once per slice of the batch (:func:`probe_index`), never shuffled; what
     follows is batch-sized.
     """
+    cache = cache if cache is not None else Cache()
     cols = (DOC_ID, N_WORDS, N_SHINGLES, SKETCH, TEXT_HASH)
     new = sketched_only(batch).select(*cols)
 
@@ -161,7 +168,8 @@ def nightly_pairs(
         k=k,
         threshold=threshold if verify is None else verify.candidate(threshold),
         slices=slices,
-    ).persist()
+    )
+    found = cache.persist(found)
     # computed here, once: the steps below read it several times, and two of them may start at
     # once (broadcasts), each scanning the index again while the cache is still empty
     found.count()
@@ -196,14 +204,14 @@ def nightly_pairs(
     )
     passed = against_index.unionByName(within_batch).withColumn(RELATION, F.lit(NEAR_DUPLICATE))
     if verify is not None:
-        passed = verify.decide(passed, threshold=threshold)
-    passed = passed.persist()
+        passed = verify.decide(passed, threshold=threshold, cache=cache)
+    passed = cache.persist(passed)
 
     # every member, in index and batch, of the texts involved, grouped as the full run groups them:
     # the indexed copies of a scored text met the same batch texts, and those of a batch text were
     # listed
     members = found.where(~F.col(IN_BATCH)).select(*cols).dropDuplicates([DOC_ID]).unionByName(new)
-    grouped = exact_groups(members).persist()
+    grouped = cache.persist(exact_groups(members))
     to_rep = grouped.select(DOC_ID, GROUP)
     # scoring used some member of each text; the pair table's groups speak of their representative
     rep_pairs = (

@@ -33,14 +33,9 @@ from jobs.schemas import EXACT, SKIP_DUPLICATE_ID
 from jobs.session import Work, run_main
 from jobs.session import done as step_done
 from jobs.session import step as session_step
+from jobs.stages import Cache, PairMetrics, Verification, near_duplicate_pairs
 from jobs.summary import count_documents
-from jobs.transforms import (
-    PairMetrics,
-    Verification,
-    near_duplicate_pairs,
-    sketch_documents,
-    skip_repeated_ids,
-)
+from jobs.transforms import sketch_documents, skip_repeated_ids
 from jobs.verify import VerifyMetrics
 
 log = logging.getLogger("shingling")
@@ -139,6 +134,7 @@ def run(
             ),
         )
         metrics = PairMetrics()
+        cache = Cache()
         documents.transform(
             near_duplicate_pairs,
             threshold=cfg.pairs.threshold,
@@ -152,8 +148,9 @@ def run(
             else None,
             metrics=metrics,
             verify=verification,
+            cache=cache,
         ).write.parquet(out.table("pairs"))
-        spark.catalog.clearCache()  # the pair stage's persisted intermediates
+        cache.release()  # the pair stage's persisted intermediates
         pair_seconds = time.monotonic() - stage
         done(2, "pairing and verifying" if verification else "pairing", pair_seconds, "written")
         counting = time.monotonic()

@@ -60,8 +60,9 @@ from jobs.schemas import (
     TEXT,
 )
 from jobs.session import Work, run_main
+from jobs.stages import Cache, Verification
 from jobs.summary import count_documents
-from jobs.transforms import REPEATED_ID, Verification, sketch_documents
+from jobs.transforms import REPEATED_ID, sketch_documents
 from jobs.verify import VerifyMetrics
 from shingling.fast import probe
 from shingling.index import SEGMENT, Manifest
@@ -262,6 +263,7 @@ def run(
                     cfg.pairs.candidate_margin,
                     VerifyMetrics(),
                 )
+            cache = Cache()
             pairs = nightly_pairs(
                 documents,
                 others,
@@ -270,9 +272,10 @@ def run(
                 max_exact_group=cfg.pairs.max_exact_group,
                 slices=probe.slices(counts["sketched"], cfg.index.probe_documents),
                 verify=verification,
+                cache=cache,
             )
             tx.stage_pairs(pairs)
-            spark.catalog.clearCache()  # the pair stage's persisted intermediates
+            cache.release()  # the pair stage's persisted intermediates
             assert tx.staged_pairs is not None
             row = (
                 spark.read.parquet(tx.staged_pairs)

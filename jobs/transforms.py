@@ -1,4 +1,7 @@
-"""Pure DataFrame -> DataFrame steps of the near-duplicate job. No session, paths or config here.
+"""Pure DataFrame -> DataFrame steps of the near-duplicate job. No session, paths or config here,
+and no Spark job: building a plan here runs nothing (tests/jobs/test_stages.py checks). What must
+run before a plan can be built (a count, the frequency sketch, a broadcast, a cache) is in
+:mod:`jobs.stages`, which chains these steps.
 
 Chain them with ``df.transform(fn, **kw)``; each docstring names the columns in and out.
 """
@@ -6,11 +9,11 @@ Chain them with ``df.transform(fn, **kw)``; each docstring names the columns in 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass
 
 import pyarrow as pa
 import pyarrow.compute as pc
+from pyspark import Broadcast
 from pyspark.sql import Column, DataFrame, Observation, Window
 from pyspark.sql import functions as F
 from pyspark.sql.pandas.types import from_arrow_schema, to_arrow_type
@@ -48,20 +51,14 @@ from jobs.schemas import (
     TEXT_HASH,
     documents_schema,
 )
-from jobs.verify import VerifyMetrics, verify_candidates
 from shingling.fast.batch import invalid_utf8, sketch_batch
-from shingling.fast.frequency import FrequencySketch, add_counts
-from shingling.fast.postings import STAR, output_schema, score_sorted_batches, sketch_arrays
+from shingling.fast.frequency import FrequencySketch
+from shingling.fast.postings import STAR, output_schema, score_sorted_batches
 from shingling.fast.postings import prefix_rows as prefix_batch
-from shingling.pairs import candidate_threshold
 
 GROUP = "group_rep"
 GROUP_SIZE = "group_size"
 REPEATED_ID = "repeated_id"
-# the frequency sketch is summed in blocks, one group each: at least this many, of at most 1 MiB
-# (a group holds one block per counting task)
-FREQUENCY_BLOCKS = 64
-BROADCAST_GROUPS = 1_000_000  # groups of exact copies sent to every task at most (about 40 MB)
 
 
 def sketch_documents(
@@ -203,44 +200,14 @@ def shared_hashes(reps: DataFrame) -> DataFrame:
     return exploded.groupBy(HASH).agg(F.count(F.lit(1)).alias("df")).where(F.col("df") >= 2)
 
 
-def hash_frequencies(reps: DataFrame, *, k: int, sketch: FrequencySketch) -> FrequencySketch:
-    """(sketch) -> a frequency sketch of ``sketch``'s shape (an empty one, of the size wanted)
-    counting how many sketches' bottom-k parts hold each hash.
+@dataclass(frozen=True)
+class SharedFrequencies:
+    """A frequency sketch as the tasks get it: its bytes in a broadcast (made by
+    :func:`jobs.stages.share_frequencies`), and its shape."""
 
-    One task per core (the session's default parallelism) counts the hashes of its sketches into a
-    table of that size; the tables are summed block by block on the executors, a shuffle of
-    cores x the table, and only the sum comes to the driver, which broadcasts it (see
-    :func:`prefix_rows`). A table too small for the corpus costs join work, not pairs
-    (:mod:`shingling.fast.frequency`).
-    """
-    spark = reps.sparkSession
-    width, depth = sketch.width, sketch.depth
-    n = max(FREQUENCY_BLOCKS, -(-sketch.nbytes // (1 << 20)))
-    blocks = "block int, counts binary"
-
-    def count(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        table = FrequencySketch(width, depth)
-        for batch in batches:
-            table.add(sketch_arrays(batch.column(0))[1])
-        for block, counts in table.blocks(n):
-            yield pa.RecordBatch.from_pydict(
-                {"block": pa.array([block], pa.int32()), "counts": pa.array([counts], pa.binary())}
-            )
-
-    def add(parts: pa.Table) -> pa.Table:
-        summed = add_counts(parts.column("counts").to_pylist())
-        return pa.table(
-            {"block": parts.column("block").slice(0, 1), "counts": pa.array([summed.tobytes()])}
-        )
-
-    part = F.slice(SKETCH, 1, k).alias(SKETCH)
-    tasks = max(1, spark.sparkContext.defaultParallelism)
-    counted = reps.select(part).coalesce(tasks).mapInArrow(count, blocks)
-    summed = counted.groupBy("block").applyInArrow(add, blocks).toArrow()
-    found = zip(
-        summed.column("block").to_pylist(), summed.column("counts").to_pylist(), strict=True
-    )
-    return FrequencySketch.from_blocks(width, depth, dict(found), n)
+    table: Broadcast[bytes]
+    width: int
+    depth: int
 
 
 def prefix_rows(
@@ -248,7 +215,7 @@ def prefix_rows(
     *,
     threshold: float,
     k: int,
-    frequencies: FrequencySketch,
+    frequencies: SharedFrequencies,
     max_posting: int | None = None,
 ) -> DataFrame:
     """(doc_id, sketch, ...) -> (hash, doc_id, sketch, ...): the part of each sketch's prefix that
@@ -266,8 +233,7 @@ def prefix_rows(
     Each task selects the prefixes of its own documents (no shuffle): ``frequencies`` goes to the
     tasks as a broadcast.
     """
-    shared = reps.sparkSession.sparkContext.broadcast(frequencies.to_bytes())
-    width, depth = frequencies.width, frequencies.depth
+    shared, width, depth = frequencies.table, frequencies.width, frequencies.depth
     # the sketch packed into one binary value (shingling.fast.postings.pack): Spark copies it whole
     # where an array costs a write per element at each Arrow conversion
     fields = [
@@ -516,164 +482,3 @@ def expand_groups(
         F.lit(NEAR_DUPLICATE).alias(RELATION),
     )
     return across.unionByName(within)
-
-
-@dataclass(frozen=True)
-class Verification:
-    """How :func:`near_duplicate_pairs` verifies its candidates: the texts (doc_id, text), the
-    shingle definition to compute exact scores with, and the margin below each threshold down to
-    which the sketch estimates choose candidates (see jobs/default.toml, pairs.candidate_margin)."""
-
-    texts: DataFrame
-    width: int
-    unit: str
-    margin: float
-    metrics: VerifyMetrics | None = None
-
-    def candidate(self, threshold: float) -> float:
-        """The estimate a candidate needs for a cut at ``threshold`` (:func:`candidate_threshold`)."""
-        return candidate_threshold(threshold, self.margin)
-
-    def decide(
-        self,
-        candidates: DataFrame,
-        *,
-        threshold: float,
-        containment_threshold: float | None = None,
-        documents: int = 0,
-    ) -> DataFrame:
-        """Candidates -> the pairs whose exact scores pass (:func:`jobs.verify.verify_candidates`)."""
-        return verify_candidates(
-            candidates,
-            self.texts,
-            width=self.width,
-            unit=self.unit,
-            threshold=threshold,
-            containment_threshold=containment_threshold,
-            metrics=self.metrics,
-            documents=documents,
-        )
-
-
-@dataclass(frozen=True)
-class PairMetrics:
-    """Counts gathered while the pair table is written (Spark observations, no extra pass), and
-    the frequency sketch's size and fill.
-
-    ``scored``: candidate pairs of representatives scored, those the prefix join met that passed
-    :func:`may_reach` (a pair met through several prefix hashes counts once per hash); ``candidates``: the distinct pairs of representatives that passed;
-    ``capped``: documents paired by star because a hash's prefix posting exceeded the cap;
-    ``frequencies``: the size and fill of the frequency sketch that ordered the prefixes, set when
-    it is built (before the pair table is computed).
-    """
-
-    candidates: Observation = field(default_factory=lambda: Observation("candidates"))
-    capped: Observation = field(default_factory=lambda: Observation("capped"))
-    scored: Observation = field(default_factory=lambda: Observation("scored"))
-    frequencies: dict[str, float] = field(default_factory=dict)
-
-    def as_dict(self) -> dict[str, Any]:
-        found: dict[str, Any] = {
-            "candidate_pairs": 0,
-            "representative_pairs": 0,
-            "capped_documents": 0,
-        }
-        for observation in (self.scored, self.candidates, self.capped):
-            try:
-                found.update({name: int(value or 0) for name, value in observation.get.items()})
-            except Exception:  # noqa: BLE001 - Spark pruned the observed plan (no rows): counts stay 0
-                continue
-        if self.frequencies:
-            found["frequency_sketch"] = dict(self.frequencies)
-        return found
-
-
-def near_duplicate_pairs(
-    documents: DataFrame,
-    *,
-    threshold: float,
-    k: int,
-    max_exact_group: int,
-    max_posting: int = 0,
-    containment_threshold: float | None = None,
-    frequency_mb: float = 24,
-    sketched: int | None = None,
-    metrics: PairMetrics | None = None,
-    verify: Verification | None = None,
-) -> DataFrame:
-    """documents table -> pair table: every pair whose Jaccard reaches ``threshold``, and (with
-    ``containment_threshold``, for mod-m sketches) every pair where one document's containment in
-    the other reaches it.
-
-    With ``verify`` (the default of the job), the sketches only choose candidates, down to
-    ``verify.margin`` below each threshold, and each candidate pair of distinct texts is decided
-    on its exact scores computed from the two texts (:func:`jobs.verify.verify_candidates`);
-    exact copies keep 1.0 without their texts being read. Without it, pairs are decided on the
-    sketch estimates, and ``jaccard_estimate`` equals ``jaccard``.
-
-    ``max_posting`` caps prefix postings (0: no cap; see :func:`scored_prefix_pairs`);
-    ``frequency_mb`` bounds the sketch that orders the prefixes (:func:`hash_frequencies`: a
-    Spark job runs here, when the plan is built), sized for k hashes of each of the ``sketched``
-    documents (counted here if None); ``metrics``, if given, is filled when the result is
-    computed. The grouped documents are persisted; the caller clears the cache once the
-    result is written.
-    """
-    # the groups of copies are few (one row each): found by a narrow aggregate and broadcast to
-    # the documents where they are, rather than shuffling every sketch to a window (2.5 s of the
-    # pair stage at 1M documents); a corpus of more copies than BROADCAST_GROUPS groups is joined
-    # by shuffling instead
-    sketched_docs = sketched_only(documents)
-    copies = copy_groups(sketched_docs).persist()
-    many = copies.count() > BROADCAST_GROUPS
-    # read three times, by the frequency count, the prefix join (representatives) and the
-    # expansion: persisted, the join runs once
-    grouped = exact_groups(sketched_docs, copies if many else F.broadcast(copies)).persist()
-    if sketched is None:
-        sketched = grouped.count()
-    reps = representatives(grouped)
-    cap = max_posting or None
-    scoring: dict[str, Any] = {
-        "k": k,
-        "threshold": threshold if verify is None else verify.candidate(threshold),
-        "containment_threshold": containment_threshold
-        if verify is None or containment_threshold is None
-        else verify.candidate(containment_threshold),
-    }
-    empty = FrequencySketch.for_hashes(sketched * k, max_megabytes=frequency_mb)
-    frequencies = hash_frequencies(reps, k=k, sketch=empty)
-    if metrics is not None:
-        metrics.frequencies.update(
-            megabytes=round(frequencies.nbytes / (1 << 20), 1), filled=round(frequencies.filled, 3)
-        )
-    scored = scored_prefix_pairs(
-        prefix_rows(
-            reps,
-            threshold=scoring["threshold"],
-            k=k,
-            frequencies=frequencies,
-            max_posting=cap,
-        ),
-        **scoring,
-        max_posting=cap,
-        capped=metrics.capped if metrics else None,
-    )
-    if containment_threshold is not None:
-        excerpts = containment_candidates(
-            reps, threshold=scoring["containment_threshold"], max_posting=cap
-        )
-        scored = scored.unionByName(score_pairs(excerpts, reps, **scoring))
-    if metrics is not None:
-        scored = scored.observe(metrics.scored, F.count(F.lit(1)).alias("candidate_pairs"))
-    rep_pairs = scored.where(F.col(RELATION).isNotNull()).dropDuplicates([DOC_A, DOC_B])
-    if metrics is not None:
-        rep_pairs = rep_pairs.observe(
-            metrics.candidates, F.count(F.lit(1)).alias("representative_pairs")
-        )
-    if verify is not None:
-        rep_pairs = verify.decide(
-            rep_pairs,
-            threshold=threshold,
-            containment_threshold=containment_threshold,
-            documents=sketched,
-        )
-    return expand_groups(rep_pairs, grouped, max_exact_group=max_exact_group, k=k)

@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+from pyspark import Broadcast
 from pyspark.sql import Column, DataFrame, Observation
 from pyspark.sql import functions as F
 from pyspark.sql.pandas.types import to_arrow_schema
@@ -157,49 +158,6 @@ def decided_pairs(
     return decided.where(F.col(JACCARD) >= F.lit(cut))
 
 
-def verification_summary(verified: DataFrame, *, cut: float) -> dict[str, Any]:
-    """How many estimates were off and by how much: one aggregate over the verified pairs."""
-    error = F.col(JACCARD) - F.col(EXACT_JACCARD)
-    above, truly_above = F.col(JACCARD) >= F.lit(cut), F.col(EXACT_JACCARD) >= F.lit(cut)
-    row = (
-        verified.where(F.col(EXACT_JACCARD).isNotNull())
-        .agg(
-            F.count(F.lit(1)).alias("verified"),
-            F.sum((above & ~truly_above).cast("long")).alias("false_positives"),
-            F.sum((~above & truly_above).cast("long")).alias("false_negatives"),
-            F.avg(error).alias("mean_error"),
-            F.avg(F.abs(error)).alias("mean_abs_error"),
-            F.max(F.abs(error)).alias("max_abs_error"),
-            F.percentile(F.abs(error), [0.5, 0.9, 0.99]).alias("quantiles"),
-            *(
-                F.sum((F.abs(error) > F.lit(d)).cast("long")).alias(f"off_{d}")
-                for d in (0.05, 0.1, 0.2)
-            ),
-        )
-        .first()
-    )
-    assert row is not None
-    quantiles = row["quantiles"] or [None, None, None]
-
-    def rounded(value: float | None) -> float | None:
-        return None if value is None else round(float(value), 4)
-
-    return {
-        "pairs_verified": int(row["verified"]),
-        "dropped_estimate_above_cut": int(row["false_positives"] or 0),
-        "added_estimate_below_cut": int(row["false_negatives"] or 0),
-        "error_mean": rounded(row["mean_error"]),
-        "abs_error": {
-            "mean": rounded(row["mean_abs_error"]),
-            "p50": rounded(quantiles[0]),
-            "p90": rounded(quantiles[1]),
-            "p99": rounded(quantiles[2]),
-            "max": rounded(row["max_abs_error"]),
-        },
-        "off_by_more_than": {str(d): int(row[f"off_{d}"] or 0) for d in (0.05, 0.1, 0.2)},
-    }
-
-
 class MissingTextError(ShinglingError):
     """A candidate pair's document has no text to verify it with: never written unverified."""
 
@@ -265,35 +223,6 @@ def id_position(ids: Column, bits: int) -> Column:
     return F.pmod(F.xxhash64(ids), F.lit(bits))
 
 
-def candidate_id_bitmap(candidates: DataFrame, *, bits: int) -> bytes:
-    """The bitmap (``bits`` bits, bit p at byte p // 8, bit p % 8) of every id of ``candidates``.
-
-    A Spark job: each row of an aggregate is one bucket's bitmap (Spark's
-    ``bitmap_construct_agg``), built on the executors; only the buckets (at most ``bits`` / 8
-    bytes) come to the driver.
-    """
-    ids = candidates.select(F.col(DOC_A).alias(DOC_ID)).unionByName(
-        candidates.select(F.col(DOC_B).alias(DOC_ID))
-    )
-    at = id_position(F.col(DOC_ID), bits) + 1  # the bitmap functions count from 1
-    buckets = (
-        ids.select(
-            F.bitmap_bucket_number(at).alias("bucket"), F.bitmap_bit_position(at).alias("bit")
-        )
-        .groupBy("bucket")
-        .agg(F.bitmap_construct_agg("bit").alias("bitmap"))
-        .toArrow()
-    )
-    bitmap = np.zeros(bits // 8, dtype=np.uint8)
-    size = BITMAP_BUCKET_BITS // 8
-    for bucket, part in zip(
-        buckets.column("bucket").to_pylist(), buckets.column("bitmap").to_pylist(), strict=True
-    ):
-        start = (bucket - 1) * size
-        bitmap[start : start + size] = np.frombuffer(part, dtype=np.uint8)[: bits // 8 - start]
-    return bitmap.tobytes()
-
-
 def in_bitmap(bitmap: Any, bits: int) -> Any:
     """An Arrow UDF: whether each id's bit is set in the broadcast ``bitmap``."""
 
@@ -315,24 +244,24 @@ def verify_candidates(
     threshold: float,
     containment_threshold: float | None = None,
     metrics: VerifyMetrics | None = None,
-    documents: int = 0,
+    bitmap: Broadcast[bytes] | None = None,
+    bits: int = 0,
 ) -> DataFrame:
     """Candidate pairs (the pair table's columns, scored from the sketches) + (doc_id, text) ->
     the pairs whose **exact** scores pass, with ``jaccard`` and the containments exact and
     ``jaccard_estimate`` the sketch's figure.
 
-    Only the texts of the candidates' documents travel: a bitmap of the candidates' ids (a Spark job
-    on the persisted candidates, :func:`candidate_id_bitmap`, sized by :func:`id_bitmap_bits` for a
-    corpus of ``documents``) is broadcast, the texts whose id it holds (and a few others, which meet
-    no pair) are shuffled once by id, each pair meets its two texts by two joins on that one
-    shuffle, and one Arrow function per batch
+    Only the texts of the candidates' documents travel: with ``bitmap``, a broadcast of ``bits``
+    bits holding the candidates' ids (:func:`jobs.stages.candidate_id_bitmap` builds it), the texts
+    whose id it holds (and a few others, which meet no pair) are shuffled once by id; each pair
+    meets its two texts by two joins on that one shuffle, and one Arrow function per batch
     computes every pair's exact overlap (:func:`shingling.fast.batch.overlap_batch`, compiled). Batches
     are bounded in bytes by ``spark.sql.execution.arrow.maxBytesPerBatch``, so two very long texts
     travel alone. A candidate whose text is missing fails the job (:class:`MissingTextError`):
     a pair is never written unverified.
 
-    ``candidates`` is read three times (the ids of either side, and the pairs): it is persisted,
-    so the join that found them runs once; the caller clears the cache once the result is written.
+    Building the plan runs nothing; the caller persists ``candidates`` when they are also read to
+    build the bitmap (:func:`jobs.stages.verified`).
     """
     if containment_threshold is None:
         # a pair whose shingle-set sizes alone keep its Jaccard under the threshold is decided
@@ -340,15 +269,11 @@ def verify_candidates(
         candidates = candidates.where(
             sizes_may_reach(F.col(SHINGLES_A), F.col(SHINGLES_B), threshold)
         )
-    candidates = candidates.persist()
-    bits = id_bitmap_bits(documents)
-    bitmap = candidates.sparkSession.sparkContext.broadcast(
-        candidate_id_bitmap(candidates, bits=bits)
-    )
-    # filtered where they are read, then shuffled once by id: both joins below read that shuffle
-    needed = (
-        texts.select(DOC_ID, TEXT).where(in_bitmap(bitmap, bits)(F.col(DOC_ID))).repartition(DOC_ID)
-    )
+    needed = texts.select(DOC_ID, TEXT)
+    if bitmap is not None:  # filtered where they are read
+        needed = needed.where(in_bitmap(bitmap, bits)(F.col(DOC_ID)))
+    # shuffled once by id: both joins below read that shuffle
+    needed = needed.repartition(DOC_ID)
     # texts are never broadcast (a left join may only broadcast its right side, here the texts,
     # and a size estimate can be far off): sort-merge joins keep them partitioned
     text_a = needed.select(F.col(DOC_ID).alias(DOC_A), F.col(TEXT).alias(TEXT_A)).hint("merge")

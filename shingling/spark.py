@@ -20,12 +20,8 @@ from pyspark.sql import functions as F
 
 from jobs import config as config_module
 from jobs.schemas import DOC_ID, TEXT
-from jobs.transforms import (
-    Verification,
-    near_duplicate_pairs,
-    sketch_documents,
-    skip_repeated_ids,
-)
+from jobs.stages import Cache, Verification, near_duplicate_pairs
+from jobs.transforms import sketch_documents, skip_repeated_ids
 
 
 @dataclass(frozen=True)
@@ -84,20 +80,24 @@ def near_duplicates(
     width: int | None = None,
     k: int | None = None,
     unit: str | None = None,
+    cache: Cache | None = None,
 ) -> DataFrame:
     """(id, text) -> the pair table (docs/output.md): every pair of documents whose Jaccard
     reaches ``threshold`` (default 0.5), exact unless ``verify=False``.
 
-    The ids come back as ``doc_a`` < ``doc_b``. Building the result runs two small Spark jobs (the
-    count of exact copies and the frequency sketch that orders the join) and persists the sketches;
-    call ``spark.catalog.clearCache()`` when done with the result.
+    The ids come back as ``doc_a`` < ``doc_b``. Building the result runs small Spark jobs (the
+    count of exact copies, the frequency sketch that orders the join and, when verifying, the
+    candidates' id bitmap) and persists the sketches and the candidates: pass ``cache=Cache()``
+    and call ``cache.release()`` once done with the result (nothing else of the session's cache
+    is touched).
     """
+    cache = cache if cache is not None else Cache()
     cfg = Settings(threshold, verify, candidate_margin, width, k, unit).resolved()
     corpus = df.select(F.col(id_col).alias(DOC_ID), F.col(text_col).alias(TEXT))
     # read by the grouping, the frequency sketch and the join: sketched once
-    documents = sketches(
-        df, id_col=id_col, text_col=text_col, width=width, k=k, unit=unit
-    ).persist()
+    documents = cache.persist(
+        sketches(df, id_col=id_col, text_col=text_col, width=width, k=k, unit=unit)
+    )
     verification = (
         Verification(
             texts=corpus,
@@ -116,7 +116,8 @@ def near_duplicates(
         max_posting=cfg.pairs.max_posting,
         frequency_mb=cfg.pairs.frequency_sketch_mb,
         verify=verification,
+        cache=cache,
     )
 
 
-__all__ = ["near_duplicates", "sketches"]
+__all__ = ["Cache", "near_duplicates", "sketches"]

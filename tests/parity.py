@@ -21,7 +21,8 @@ from jobs.schemas import (
     TEXT,
     documents_schema,
 )
-from jobs.transforms import Verification, near_duplicate_pairs, sketch_documents
+from jobs.stages import Verification, near_duplicate_pairs
+from jobs.transforms import sketch_documents
 from shingling.pairs import reference_pairs  # noqa: F401 - the reference the parity tests compare with
 
 DEFAULTS = config_module.load()
@@ -116,7 +117,7 @@ def spark_pairs(
     width: int = WIDTH,
     unit: str = "words",
 ) -> DataFrame:
-    """The pair table from the Spark path (jobs.transforms.near_duplicate_pairs); verified against
+    """The pair table from the Spark path (jobs.stages.near_duplicate_pairs); verified against
     ``texts`` (doc_id, text) when given."""
     verify = None if texts is None else Verification(texts, width, unit, margin)
     return documents.transform(

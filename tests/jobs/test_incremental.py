@@ -15,7 +15,8 @@ from testdata import licence_words, light_edits, sample_corpus
 
 from jobs import incremental
 from jobs.incremental import nightly_pairs
-from jobs.transforms import near_duplicate_pairs, sketch_documents
+from jobs.stages import near_duplicate_pairs
+from jobs.transforms import sketch_documents
 from shingling.fast import probe
 from shingling.fast.batch import sketch_batch
 from shingling.normalize import words

@@ -28,7 +28,8 @@ from jobs import build_index, nightly
 from jobs import config as config_module
 from jobs.incremental import current_pairs
 from jobs.index_store import TEST_HOOK_ENV, AlreadyCommittedError
-from jobs.transforms import Verification, near_duplicate_pairs, sketch_documents
+from jobs.stages import Verification, near_duplicate_pairs
+from jobs.transforms import sketch_documents
 from shingling.index import open_index
 
 REPO = Path(__file__).resolve().parents[2]

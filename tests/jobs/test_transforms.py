@@ -32,18 +32,16 @@ from jobs.schemas import (
     TEXT,
     documents_schema,
 )
+from jobs.stages import PairMetrics, hash_frequencies, near_duplicate_pairs, share_frequencies
 from jobs.transforms import (
     GROUP,
     GROUP_SIZE,
     HASH,
     REPEATED_ID,
-    PairMetrics,
     copy_groups,
     exact_groups,
     expand_groups,
-    hash_frequencies,
     may_reach,
-    near_duplicate_pairs,
     prefix_rows,
     representatives,
     score_pairs,
@@ -162,7 +160,9 @@ def test_scored_prefix_pairs_equal_the_sql_scores_of_every_candidate(
     # once (in the posting of the first prefix hash it shares), scored by the compiled loop as
     # score_pairs scores it in Spark SQL
     frequencies = hash_frequencies(sample_reps, k=K, sketch=FrequencySketch(1 << 16))
-    prefixes = prefix_rows(sample_reps, threshold=0.3, k=K, frequencies=frequencies)
+    prefixes = prefix_rows(
+        sample_reps, threshold=0.3, k=K, frequencies=share_frequencies(spark, frequencies)
+    )
     scoring = {"k": K, "threshold": 0.6, "containment_threshold": 0.5}
     got = scored_prefix_pairs(prefixes, **scoring)
     shared = prefixes.alias("a").join(prefixes.alias("b"), HASH)
@@ -186,7 +186,9 @@ def test_prefix_filtering_loses_no_pair_on_the_sample_corpus(
         return scored.where(F.col(JACCARD) >= threshold).select(DOC_A, DOC_B, MATCHES, JACCARD)
 
     frequencies = hash_frequencies(sample_reps, k=K, sketch=FrequencySketch(width))
-    prefixes = prefix_rows(sample_reps, threshold=threshold, k=K, frequencies=frequencies)
+    prefixes = prefix_rows(
+        sample_reps, threshold=threshold, k=K, frequencies=share_frequencies(spark, frequencies)
+    )
     found = scored_prefix_pairs(prefixes, k=K, threshold=threshold)
     expected = passing(naive_candidates(sample_reps))
     assert expected.count() >= 10

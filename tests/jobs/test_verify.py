@@ -10,11 +10,12 @@ from pyspark.sql import functions as F
 from pyspark.testing import assertDataFrameEqual
 
 from jobs.schemas import DOC_A, DOC_B, DOC_ID, EXACT, JACCARD, TEXT
+from jobs.stages import candidate_id_bitmap
+from jobs.summary import verification_summary
 from jobs.verify import (
     EXACT_JACCARD,
     EXACT_SHARED,
     VERIFIED,
-    candidate_id_bitmap,
     decided_pairs,
     exact_overlap,
     exact_scores,
@@ -22,7 +23,6 @@ from jobs.verify import (
     id_position,
     in_bitmap,
     near_cut,
-    verification_summary,
     with_texts,
 )
 from shingling.sketch import sketch

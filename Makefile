@@ -44,8 +44,8 @@ run: $(STAMP) ## run the job on the bundled sample corpus (Spark local mode) and
 dedup: $(STAMP) ## cluster the pairs of the run in $(OUT) and write a deduplicated corpus to $(DEDUP_OUT)
 	$(BIN)/shingling run dedup --input $(CORPUS) --run $(OUT) --output $(DEDUP_OUT) --overwrite $(ARGS)
 
-test: $(STAMP) ## run the whole test suite (both tiers; what CI runs)
-	$(BIN)/pytest -q $(ARGS)
+test: $(STAMP) ## run the whole test suite (both tiers; what CI runs), on 2 processes: about 11 minutes
+	$(BIN)/pytest -q -n 2 $(ARGS)
 
 test-fast: $(STAMP) ## the fast tier, no JVM (library, compiled path, CLI, docs), on 2 processes: under 2 minutes
 	SPARK_HOME=/nonexistent/no-jvm-in-the-fast-tier $(BIN)/pytest -q -m "not spark" -n 2 $(ARGS)

@@ -38,15 +38,21 @@ def per_document(seconds: float | None, docs: int) -> str:
     return "–" if seconds is None else f"{seconds / docs * 1e6:.0f}"
 
 
-def scaling_table(rows: list[tuple[int, float, Run, Run]]) -> str:
-    """One line per corpus size: the floor, the pipeline, and both per document."""
+def scaling_table(rows: list[tuple[int, float, Run, Run, Run | None]]) -> str:
+    """One line per corpus size: the floor, the pipeline (and its estimate-only run), per document."""
+    estimates = any(e is not None for *_, e in rows)
     lines = [
         "| documents | MB of text | scan floor s | shingling s | × scan floor | in-job s "
-        "| µs/doc whole | µs/doc in job | µs/doc added | scan µs/doc | pairs written |",
-        "|" + "---|" * 11,
+        "| µs/doc whole | µs/doc in job | µs/doc added | scan µs/doc | pairs written |"
+        + (
+            " estimate-only s | estimate × scan floor | shingling ÷ estimate-only |"
+            if estimates
+            else ""
+        ),
+        "|" + "---|" * (14 if estimates else 11),
     ]
     previous: tuple[int, float] | None = None
-    for docs, mb, scan, pipe in rows:
+    for docs, mb, scan, pipe, estimate in rows:
         stages = pipe.detail.get("stage_seconds") or {}
         in_job = stages.get("total")
         ok = pipe.status == "ok" and scan.status == "ok"
@@ -57,11 +63,19 @@ def scaling_table(rows: list[tuple[int, float, Run, Run]]) -> str:
         if previous is not None and in_job is not None and docs > previous[0]:
             added = per_document(in_job - previous[1], docs - previous[0])
         previous = (docs, in_job) if in_job is not None else None
-        lines.append(
+        line = (
             f"| {docs:,} | {mb:.0f} | {_f(scan.wall, 1)} | {_f(pipe.wall, 1)} | {ratio} "
             f"| {_f(in_job, 1)} | {per_document(pipe.wall, docs)} | {per_document(in_job, docs)} "
             f"| {added} | {per_document(scan.wall, docs)} | {written} |"
         )
+        if estimates:
+            e_ok = estimate is not None and estimate.status == "ok" and estimate.wall
+            line += (
+                f" {_f(estimate.wall, 1) if estimate else '–'} "
+                f"| {_f(estimate.wall / scan.wall, 2) if e_ok and scan.wall else '–'} "
+                f"| {_f(pipe.wall / estimate.wall, 2) if e_ok and pipe.wall else '–'} |"
+            )
+        lines.append(line)
     return "\n".join(lines)
 
 
@@ -74,7 +88,8 @@ def scaling(args: argparse.Namespace) -> int:
         out = WORK / "runs" / corpus.path.parent.name
         scan = run_one("scan", corpus, out, args)
         pipe = run_one("pipeline", corpus, out, args)
-        rows.append((docs, corpus.text_bytes / 1e6, scan, pipe))
+        estimate = run_one("estimate", corpus, out, args) if args.with_estimate else None
+        rows.append((docs, corpus.text_bytes / 1e6, scan, pipe, estimate))
     m = machine()
     kind = "skewed" if args.skew else "clean"
     markdown = "\n\n".join(
@@ -88,8 +103,14 @@ def scaling(args: argparse.Namespace) -> int:
     print("\n" + markdown)
     data = {
         "sizes": [
-            {"docs": d, "text_mb": mb, "scan": asdict(s), "pipeline": asdict(p)}
-            for d, mb, s, p in rows
+            {
+                "docs": d,
+                "text_mb": mb,
+                "scan": asdict(s),
+                "pipeline": asdict(p),
+                "estimate": asdict(e) if e else None,
+            }
+            for d, mb, s, p, e in rows
         ],
         "machine_before": before,
         "machine_after": m,
@@ -97,7 +118,7 @@ def scaling(args: argparse.Namespace) -> int:
     }
     path = write_results("scaling", markdown, data)
     print(f"\n[bench] written {path.relative_to(REPO)} and .json")
-    return 0 if all(s.status == p.status == "ok" for _, _, s, p in rows) else 1
+    return 0 if all(s.status == p.status == "ok" for _, _, s, p, _ in rows) else 1
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -111,6 +132,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--skew", action=argparse.BooleanOptionalAction, default=True)
     parser.add_argument("--timeout", type=float, default=1800, help="seconds per runner")
     parser.add_argument("--driver-memory", help="spark-submit --driver-memory for every runner")
+    parser.add_argument(
+        "--with-estimate",
+        action="store_true",
+        help="also the estimate-only run (pairs.verify=false) at each size",
+    )
     args = parser.parse_args(argv)
     args.docs = [int(d) for d in args.docs.split(",") if d.strip()]
     args.set = []  # run_one's pipeline settings: the defaults

@@ -60,6 +60,8 @@ from jobs.schemas import (
     TEXT,
 )
 from jobs.session import Work, run_main
+from jobs.session import done as step_done
+from jobs.session import step as session_step
 from jobs.stages import Cache, Verification
 from jobs.summary import count_documents
 from jobs.transforms import REPEATED_ID, sketch_documents
@@ -212,7 +214,9 @@ def run(
 
         try:
             stage = time.monotonic()
-            log.info("sketching the batch (width %d, k %d)", cfg.sketch.width, cfg.sketch.k)
+            session_step(
+                spark, 1, 4, "sketching the batch", f"width {cfg.sketch.width}, k {cfg.sketch.k}"
+            )
             observed = (Observation("null_ids"), Observation("repeated_ids"))
             rows = corpus.count()  # from the Parquet footers: sizes the segment's files
             sketched = sketch_batch_documents(
@@ -229,7 +233,7 @@ def run(
                 counts["skipped"][reason] += n
                 counts["read"] += n
             seconds["sketch"] = time.monotonic() - stage
-            log.info("batch: %s", json.dumps(counts))
+            step_done(1, 4, "sketching the batch", seconds["sketch"], json.dumps(counts))
             hook("sketched")
 
             stage = time.monotonic()
@@ -238,8 +242,12 @@ def run(
             others = (
                 live.join(F.broadcast(batch_ids), DOC_ID, "left_anti") if live is not None else None
             )
-            log.info(
-                "pairing the batch with itself and with %d indexed documents", base.live_documents
+            session_step(
+                spark,
+                2,
+                4,
+                "pairing" + (" and verifying" if cfg.pairs.verify else ""),
+                f"the batch with itself and with {base.live_documents} indexed documents",
             )
             verification = None
             if cfg.pairs.verify:
@@ -287,11 +295,22 @@ def run(
             )
             assert row is not None
             seconds["pairs"] = time.monotonic() - stage
+            step_done(
+                2,
+                4,
+                "pairing" + (" and verifying" if cfg.pairs.verify else ""),
+                seconds["pairs"],
+                f"{int(row['pairs'])} pairs staged",
+            )
             hook("pairs_staged")
 
             stage = time.monotonic()
+            session_step(spark, 3, 4, "writing the index segment")
             info = tx.write_index(live, documents=segment_documents, options=options)
             seconds["index"] = time.monotonic() - stage
+            step_done(
+                3, 4, "writing the index segment", seconds["index"], f"{info.documents} documents"
+            )
             hook("index_written")
 
             summary["batch_documents"] = {**counts, "replaced": info.superseded}
@@ -305,6 +324,7 @@ def run(
                     threshold=cfg.pairs.threshold
                 )
             stage = time.monotonic()
+            session_step(spark, 4, 4, "committing", f"run date {run_date}")
             new = tx.commit(
                 settings,
                 id_type,
@@ -321,6 +341,7 @@ def run(
         hook("committed")
         tx.publish_pairs()
         seconds["commit"] = time.monotonic() - stage
+        step_done(4, 4, "committing", seconds["commit"], f"index version {new.version}")
     summary["index"] = {
         "version_before": base.version,
         "version_after": new.version,

@@ -5,21 +5,26 @@ platform), as ``MinHashLSH.approxSimilarityJoin`` is called.
     >>> pairs = near_duplicates(df, id_col="url", text_col="body", threshold=0.8)  # doctest: +SKIP
     >>> pairs.where("NOT exact_duplicate").orderBy("jaccard", ascending=False).show()  # doctest: +SKIP
 
-The one module of ``shingling`` that imports pyspark: it composes the DataFrame transforms of
-``jobs/transforms.py``, the same ones ``jobs/near_duplicates.py`` chains, with the settings of
-``jobs/default.toml`` unless given. The executors need the package too: on a cluster, ship
+The one module of ``shingling`` that imports pyspark: it calls the stages the jobs call
+(``jobs/stages.py``, ``jobs/clusters.py``, ``jobs/nightly.py``), with the settings of
+``jobs/default.toml`` unless given: :func:`sketches`, :func:`near_duplicates`, :func:`clusters`,
+:func:`nightly`. The executors need the package too: on a cluster, ship
 ``dist/shingling.zip`` (``spark.sparkContext.addPyFile``) or install it on the nodes.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
-from pyspark.sql import DataFrame
+from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from jobs import config as config_module
-from jobs.schemas import DOC_ID, TEXT
+from jobs import nightly as nightly_job
+from jobs.clusters import connected_components
+from jobs.schemas import DOC_ID, JACCARD, TEXT
 from jobs.stages import Cache, Verification, near_duplicate_pairs
 from jobs.transforms import sketch_documents, skip_repeated_ids
 
@@ -120,4 +125,38 @@ def near_duplicates(
     )
 
 
-__all__ = ["Cache", "near_duplicates", "sketches"]
+def clusters(
+    pairs: DataFrame, *, min_jaccard: float = 0.0, max_rounds: int | None = None
+) -> DataFrame:
+    """A pair table -> (doc_id, cluster_id, cluster_size): the connected components of its pairs
+    with ``jaccard`` at least ``min_jaccard``, each cluster named by its smallest id, as
+    ``jobs/dedup.py`` writes ``clusters/`` (large-star/small-star rounds, at most ``max_rounds``,
+    default jobs/default.toml's 30). Spark jobs run here, one a round: the result is computed.
+    """
+    rounds = max_rounds if max_rounds is not None else config_module.load().clusters.max_rounds
+    linking = pairs.where(F.col(JACCARD) >= F.lit(min_jaccard))
+    return connected_components(linking, max_rounds=rounds).clusters
+
+
+def nightly(
+    spark: SparkSession,
+    *,
+    batch: str,
+    index: str,
+    output: str,
+    run_date: str,
+    settings: Sequence[str] = (),
+) -> dict[str, Any]:
+    """The nightly step (docs/nightly.md) from your own session: pairs the Parquet batch at
+    ``batch`` with itself and with the index at ``index`` (created if absent), commits the batch's
+    sketches to the index and the pairs to ``output``/run_date=``run_date``/, as
+    ``jobs/nightly.py`` does; ``settings`` are its ``--set`` values (``"pairs.threshold=0.6"``).
+    Returns the run summary; raises the job's errors (``jobs.errors.ShinglingError``).
+    """
+    cfg = config_module.load(overrides=list(settings))
+    return nightly_job.run(
+        spark, cfg, batch_path=batch, index_path=index, pairs_path=output, run_date=run_date
+    )
+
+
+__all__ = ["Cache", "clusters", "near_duplicates", "nightly", "sketches"]

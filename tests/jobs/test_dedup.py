@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import tomllib
 from collections import Counter
 from pathlib import Path
@@ -238,3 +239,20 @@ def test_a_verified_run_is_not_verified_again(workdir: Path) -> None:
     for r in removed:  # each link is a pair of the run, with the run's exact score
         key = (min(r["doc_id"], r["linked_id"]), max(r["doc_id"], r["linked_id"]))
         assert pairs[key] == r["jaccard"]
+
+
+def test_the_log_names_each_step(workdir: Path, caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.INFO, logger="shingling")
+    assert run_dedup(workdir, "named", "--set", "verify.enabled=true") == ExitCode.OK
+    steps = [m for m in caplog.messages if m.startswith("step ")]
+    names = [
+        "verifying",
+        "clustering",
+        "choosing the kept documents",
+        "writing the deduplicated corpus",
+    ]
+    for n, name in enumerate(names, start=1):
+        assert any(
+            m.startswith(f"step {n} of 4: {name} (") or m == f"step {n} of 4: {name}" for m in steps
+        ), (name, steps)
+        assert any(m.startswith(f"step {n} of 4: {name} done in ") for m in steps), (name, steps)

@@ -9,9 +9,10 @@ import pytest
 from pyspark.sql import SparkSession
 from testdata import SAMPLE_CORPUS
 
+import jobs.dedup as dedup_job
 import jobs.near_duplicates as job
 from jobs.errors import ConfigError, ExitCode
-from shingling.spark import near_duplicates, sketches
+from shingling.spark import clusters, near_duplicates, nightly, sketches
 
 DOCS = 300
 
@@ -54,3 +55,37 @@ def test_sketches_are_the_documents_table(spark: SparkSession, corpus: Path) -> 
 def test_a_bad_setting_is_refused_as_the_job_refuses_it(spark: SparkSession, corpus: Path) -> None:
     with pytest.raises(ConfigError, match="pairs.threshold"):
         near_duplicates(spark.read.parquet(str(corpus)), id_col="url", text_col="body", threshold=2)
+
+
+def test_the_api_clusters_are_those_dedup_writes(
+    spark: SparkSession, corpus: Path, tmp_path: Path
+) -> None:
+    sets = ["--set", "input.id_column=url", "--set", "input.text_column=body"]
+    run, deduped = tmp_path / "run", tmp_path / "dedup"
+    assert job.main(["--input", str(corpus), "--output", str(run), *sets]) == ExitCode.OK
+    assert (
+        dedup_job.main(["--input", str(corpus), "--run", str(run), "--output", str(deduped)])
+        == ExitCode.OK
+    )
+    got = clusters(spark.read.parquet(str(run / "pairs")))
+    expected = spark.read.parquet(str(deduped / "clusters"))
+    assert rows(got.select(*expected.columns)) == rows(expected) and rows(expected)
+
+
+def test_the_api_nightly_step_commits_a_batch_as_the_job_does(
+    spark: SparkSession, corpus: Path, tmp_path: Path
+) -> None:
+    table = pq.read_table(corpus).rename_columns(["doc_id", "text"])
+    first, second = tmp_path / "first.parquet", tmp_path / "second.parquet"
+    pq.write_table(table.slice(0, 200), first)
+    pq.write_table(table.slice(200), second)
+    index, out = str(tmp_path / "index"), str(tmp_path / "pairs")
+    one = nightly(spark, batch=str(first), index=index, output=out, run_date="2026-12-01")
+    two = nightly(spark, batch=str(second), index=index, output=out, run_date="2026-12-02")
+    assert one["status"] == two["status"] == "committed"
+    assert two["index"]["documents_after"] == DOCS
+    # the union of the nights is the pair table of a full run over the same documents
+    full = near_duplicates(spark.read.parquet(str(corpus)), id_col="url", text_col="body")
+    nights = spark.read.parquet(out).select(*full.columns)
+    assert rows(nights) == rows(full) and rows(full)
+    spark.catalog.clearCache()

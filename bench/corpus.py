@@ -34,6 +34,7 @@ from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import xxhash
 
@@ -279,9 +280,16 @@ def with_paragraph(text: str, paragraph: str, rng: np.random.Generator) -> str:
     return "\n\n".join([*parts[:at], paragraph, *parts[at:]])
 
 
-def generate(spec: CorpusSpec, pool: list[str]) -> tuple[pa.Table, pa.Table, dict]:
-    """The corpus (doc_id, text) in doc_id order, the planted pairs, and what was made."""
+def generate(
+    spec: CorpusSpec, pool: list[str], *, skew_seed: int | None = None
+) -> tuple[pa.Table, pa.Table, dict]:
+    """The corpus (doc_id, text) in doc_id order, the planted pairs, and what was made.
+
+    ``skew_seed`` (default: the spec's seed) chooses the hot page and the boilerplate paragraph:
+    the shards of a large corpus (:func:`build`) share them.
+    """
     n = spec.docs
+    skew_seed = spec.seed if skew_seed is None else skew_seed
     gen = Generator(pool, spec.seed)
     n_families = int(n * FAMILY_SHARE)
     texts: list[str] = []
@@ -318,8 +326,11 @@ def generate(spec: CorpusSpec, pool: list[str]) -> tuple[pa.Table, pa.Table, dic
 
     # Skew draws from its own streams, so the clean corpus is the skewed one without the skew.
     skew_rng = np.random.default_rng([spec.seed, 3])
-    hot_page = render(Generator(pool, spec.seed + 1).base())
-    boilerplate = " ".join(pool[i] for i in skew_rng.integers(0, len(pool), size=4))
+    hot_page = render(Generator(pool, skew_seed + 1).base())
+    drawn = skew_rng.integers(0, len(pool), size=4)  # drawn either way: the stream stays aligned
+    if skew_seed != spec.seed:
+        drawn = np.random.default_rng([skew_seed, 3]).integers(0, len(pool), size=4)
+    boilerplate = " ".join(pool[i] for i in drawn)
     n_hot = int(round(n * HOT_SHARE)) if spec.skew else 0
     n_boiler = int(round(n * BOILERPLATE_SHARE)) if spec.skew else 0
     hot_slots = np.arange(len(texts) - n_fillers, len(texts) - n_fillers + n_hot)
@@ -388,16 +399,89 @@ def write(corpus: pa.Table, planted: pa.Table, meta: dict, target: Path, files: 
     tmp.rename(target)
 
 
+SHARD_DOCS = 1_000_000  # a corpus larger than this is generated and written a shard at a time
+
+
 def build(spec: CorpusSpec, work: Path = WORK) -> Corpus:
-    """The corpus for ``spec``: from the cache under ``work``, else generated and cached."""
+    """The corpus for ``spec``: from the cache under ``work``, else generated and cached.
+
+    Up to :data:`SHARD_DOCS` documents it is generated whole. A larger one is generated in shards
+    of that size, each held in memory alone (about 3 GB at 1M documents of 1.4 KB): shard i is the
+    recipe at seed ``seed * 1000 + i`` with ids ``i * SHARD_DOCS`` onwards, and every shard shares
+    the hot page and the boilerplate paragraph of ``seed``. Families stay within a shard.
+    """
     target = work / spec.key
     if not (target / "meta.json").exists():
         started = time.monotonic()
-        corpus, planted, meta = generate(spec, load_pool(work))
-        meta["generate_seconds"] = round(time.monotonic() - started, 1)
-        write(corpus, planted, meta, target, spec.files)
+        if spec.docs <= SHARD_DOCS:
+            corpus, planted, meta = generate(spec, load_pool(work))
+            meta["generate_seconds"] = round(time.monotonic() - started, 1)
+            write(corpus, planted, meta, target, spec.files)
+        else:
+            build_sharded(spec, load_pool(work), target, started)
     meta = json.loads((target / "meta.json").read_text())
     return Corpus(path=target / "corpus", planted=target / "planted.parquet", meta=meta)
+
+
+def build_sharded(spec: CorpusSpec, pool: list[str], target: Path, started: float) -> None:
+    """Write a corpus of more than :data:`SHARD_DOCS` documents one shard at a time (see
+    :func:`build`), atomically: planted pairs and meta.json summed over the shards."""
+    tmp = target.with_name(target.name + ".tmp")
+    shutil.rmtree(tmp, ignore_errors=True)
+    (tmp / "corpus").mkdir(parents=True)
+    shards = -(-spec.docs // SHARD_DOCS)
+    per_shard_files = max(2, spec.files // shards)
+    planted_parts = []
+    total: dict = {}
+    for i in range(shards):
+        docs = min(SHARD_DOCS, spec.docs - i * SHARD_DOCS)
+        shard = CorpusSpec(docs=docs, seed=spec.seed * 1000 + i, skew=spec.skew)
+        corpus, planted, meta = generate(shard, pool, skew_seed=spec.seed)
+        offset = i * SHARD_DOCS
+        corpus = corpus.set_column(0, "doc_id", pc.add(corpus.column("doc_id"), offset))
+        for name in ("doc_a", "doc_b"):
+            at = planted.schema.get_field_index(name)
+            planted = planted.set_column(at, name, pc.add(planted.column(name), offset))
+        planted_parts.append(planted)
+        per_file = -(-corpus.num_rows // per_shard_files)
+        for f in range(per_shard_files):
+            part = corpus.slice(f * per_file, per_file)
+            path = tmp / "corpus" / f"part-{i:03d}-{f:03d}.parquet"
+            pq.write_table(part, path, row_group_size=20_000)
+        for key in (
+            "documents",
+            "text_bytes",
+            "families",
+            "family_documents",
+            "planted_pairs",
+            "boilerplate_pairs",
+            "hot_page_copies",
+            "boilerplate_documents",
+        ):
+            total[key] = total.get(key, 0) + meta[key]
+        kinds = total.setdefault("variant_kinds", {})
+        for kind, count in meta["variant_kinds"].items():
+            kinds[kind] = kinds.get(kind, 0) + count
+        if meta["hot_page_ids_min"] is not None:
+            low = meta["hot_page_ids_min"] + offset
+            total["hot_page_ids_min"] = min(total.get("hot_page_ids_min", low), low)
+        total["boilerplate"] = meta["boilerplate"]
+        print(f"[corpus] shard {i + 1} of {shards}: {docs:,} documents", flush=True)
+        del corpus
+    pq.write_table(pa.concat_tables(planted_parts), tmp / "planted.parquet")
+    meta = {
+        "spec": asdict(spec),
+        "version": VERSION,
+        "pool_sentences": len(pool),
+        "pool_digest": pool_digest(pool),
+        "shards": shards,
+        **total,
+        "mean_doc_bytes": round(total["text_bytes"] / total["documents"], 1),
+        "generate_seconds": round(time.monotonic() - started, 1),
+    }
+    (tmp / "meta.json").write_text(json.dumps(meta, indent=2) + "\n")
+    shutil.rmtree(target, ignore_errors=True)
+    tmp.rename(target)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import doctest
+from collections import Counter
 
 import numpy as np
 import pyarrow as pa
@@ -17,6 +18,7 @@ from bench.corpus import (
     HOT_SHARE,
     CorpusSpec,
     Generator,
+    build,
     generate,
     prose_sentences,
 )
@@ -123,3 +125,41 @@ def test_written_corpus_reads_back_with_the_input_contract(small_corpus) -> None
     )
     assert read.sort_by("doc_id").equals(corpus)
     assert len(list((target / "corpus").glob("*.parquet"))) == 2
+
+
+def test_a_large_corpus_is_written_in_shards_sharing_its_skew(
+    pool: list[str], tmp_path, monkeypatch
+) -> None:
+    # the shards of a corpus too large for memory: unique ids, planted pairs within each shard,
+    # one hot page and one boilerplate paragraph for all; and a whole corpus stays as it was
+    monkeypatch.setattr(bench.corpus, "SHARD_DOCS", 100)
+    spec = CorpusSpec(docs=250, seed=5, skew=True)
+    monkeypatch.setattr(bench.corpus, "load_pool", lambda work: pool)
+    corpus = build(spec, tmp_path)
+    table = pq.read_table(corpus.path)
+    ids = table.column("doc_id").to_numpy()
+    assert sorted(ids.tolist()) == list(range(250))
+    planted = pq.read_table(corpus.planted)
+    shard_of = {int(i): int(i) // 100 for i in ids}
+    family = planted.filter(pa.compute.greater_equal(planted.column("family"), 0))
+    assert family.num_rows > 0
+    assert all(
+        shard_of[a] == shard_of[b]
+        for a, b in zip(
+            family.column("doc_a").to_pylist(), family.column("doc_b").to_pylist(), strict=True
+        )
+    )
+    texts = dict(zip(ids.tolist(), table.column("text").to_pylist(), strict=True))
+    boilerplate = corpus.meta["boilerplate"]
+    assert all(
+        any(boilerplate in texts[i] for i in range(s * 100, min(250, (s + 1) * 100)))
+        for s in range(3)
+    )
+    hot = [n for _, n in Counter(texts.values()).items() if n > 5]
+    # the one hot page: 5% of each shard's documents (100, 100 and 50)
+    assert hot == [corpus.meta["hot_page_copies"]] == [5 + 5 + 2]
+    assert corpus.meta["documents"] == 250 and corpus.meta["shards"] == 3
+    # a corpus of one shard is generated whole, as before the shards
+    whole, _, _ = generate(CorpusSpec(docs=100, seed=5), pool)
+    again, _, _ = generate(CorpusSpec(docs=100, seed=5), pool, skew_seed=5)
+    assert whole.equals(again)

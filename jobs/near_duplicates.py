@@ -52,7 +52,6 @@ def done(n: int, name: str, seconds: float, result: str) -> None:
 
 
 CHECKED = "documents.ids-checked"  # the documents table rewritten when some ids repeat
-CROWDED = 0.9  # a frequency sketch filled above this: warn
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -155,14 +154,6 @@ def run(
         done(2, "pairing and verifying" if verification else "pairing", pair_seconds, "written")
         counting = time.monotonic()
         step(spark, 3, "counting", "the written pair table")
-        filled = metrics.frequencies.get("filled", 0.0)
-        if filled > CROWDED:
-            log.warning(
-                "the frequency sketch was %.0f%% filled: raise pairs.frequency_sketch_mb (now %s);"
-                " the pairs are the same, the join did more work than it needed",
-                100 * filled,
-                cfg.pairs.frequency_sketch_mb,
-            )
         counts = (
             spark.read.parquet(out.table("pairs"))
             .agg(F.count(F.lit(1)).alias("pairs"), F.sum(F.col(EXACT).cast("long")).alias("exact"))

@@ -11,6 +11,7 @@ is written), and chains the steps: :func:`near_duplicate_pairs` is the pair stag
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -48,6 +49,8 @@ from shingling.pairs import candidate_threshold
 # (a group holds one block per counting task)
 FREQUENCY_BLOCKS = 64
 BROADCAST_GROUPS = 1_000_000  # groups of exact copies sent to every task at most (about 40 MB)
+CROWDED = 0.9  # a frequency sketch filled above this: warn
+log = logging.getLogger("shingling")
 
 
 class Cache:
@@ -282,6 +285,14 @@ def near_duplicate_pairs(
     empty = FrequencySketch.for_hashes(sketched * k, max_megabytes=frequency_mb)
     frequencies = hash_frequencies(reps, k=k, sketch=empty)
     shared = share_frequencies(reps.sparkSession, frequencies)
+    if frequencies.filled > CROWDED:  # said before the join, whose work it multiplies
+        log.warning(
+            "the frequency sketch is %.0f%% filled: raise pairs.frequency_sketch_mb (now %s, for"
+            " %d documents); the pairs will be the same, but the join does more work than it needs",
+            100 * frequencies.filled,
+            frequency_mb,
+            sketched,
+        )
     if metrics is not None:
         metrics.frequencies.update(
             megabytes=round(frequencies.nbytes / (1 << 20), 1), filled=round(frequencies.filled, 3)

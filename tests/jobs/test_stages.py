@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import ast
+import logging
 from pathlib import Path
 
+import pytest
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from testdata import SAMPLE_CORPUS
@@ -14,6 +16,7 @@ from jobs.stages import (
     Cache,
     candidate_id_bitmap,
     hash_frequencies,
+    near_duplicate_pairs,
     share_frequencies,
 )
 from jobs.transforms import (
@@ -134,3 +137,20 @@ def test_a_cache_releases_what_it_persisted_and_nothing_else(spark: SparkSession
     cache.release()
     assert not theirs.is_cached and mine.is_cached
     mine.unpersist()
+
+
+def test_a_crowded_frequency_sketch_is_said_before_the_join_runs(
+    spark: SparkSession, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.WARNING, logger="shingling")
+    documents = sketch_documents(spark.read.parquet(str(SAMPLE_CORPUS)), width=4, k=20)
+    pairs, started = jobs_while(
+        spark,
+        lambda: near_duplicate_pairs(
+            documents, threshold=0.5, k=20, max_exact_group=100, frequency_mb=0.001
+        ),
+    )
+    assert started  # the stage ran its jobs (the frequency sketch) ...
+    assert any("frequency sketch is" in m and "filled" in m for m in caplog.messages)
+    assert isinstance(pairs, DataFrame)  # ... and the join itself has not run yet
+    spark.catalog.clearCache()

@@ -33,9 +33,7 @@ from jobs.index_store import IndexStore, check_run_date, hook, index_settings, w
 from jobs.io import path_exists, read_corpus
 from jobs.paths import check_output_name, check_paths
 from jobs.schemas import DOC_ID, SKETCH
-from jobs.session import Work, run_main
-from jobs.session import done as step_done
-from jobs.session import step as session_step
+from jobs.session import Steps, Work, run_main
 from shingling.index import Manifest
 
 log = logging.getLogger("shingling")
@@ -136,8 +134,8 @@ def build(
                 f" committed; choose another --output or --run-date, or move it away"
             )
         try:
-            started = time.monotonic()
-            session_step(spark, 1, 3, "writing the index segment", f"the documents of {run_path}")
+            steps = Steps(spark, 3)
+            steps.start("writing the index segment", f"the documents of {run_path}")
             rows = documents.count()
             files = max(1, -(-rows // options.rows_per_file))
             ordered = documents.repartitionByRange(files, DOC_ID).sortWithinPartitions(DOC_ID)
@@ -160,12 +158,9 @@ def build(
                 assert tx.staged_pairs is not None
                 pairs_written = spark.read.parquet(tx.staged_pairs).count()
             info = tx.write_index(None, documents=rows, options=options)
-            step_done(
-                1, 3, "writing the index segment", time.monotonic() - started, f"{rows} documents"
-            )
+            steps.done(f"{rows} documents")
             hook("index_written")
-            started = time.monotonic()
-            session_step(spark, 2, 3, "committing", f"run date {run_date}")
+            steps.start("committing", f"run date {run_date}")
             new = tx.commit(
                 settings,
                 id_type,
@@ -179,13 +174,10 @@ def build(
         except BaseException:
             tx.abort()
             raise
-        step_done(2, 3, "committing", time.monotonic() - started, f"index version {new.version}")
-        started = time.monotonic()
-        session_step(spark, 3, 3, "publishing the pairs", pairs_path or "no pair table")
+        steps.done(f"index version {new.version}")
+        steps.start("publishing the pairs", pairs_path or "no pair table")
         tx.publish_pairs()
-        step_done(
-            3, 3, "publishing the pairs", time.monotonic() - started, f"{pairs_written} pairs"
-        )
+        steps.done(f"{pairs_written} pairs")
     return {
         "job": "build_index",
         "run": run_path,

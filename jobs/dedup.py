@@ -56,9 +56,7 @@ from jobs.keep import (
 )
 from jobs.paths import is_local, local_part
 from jobs.schemas import DOC_A, DOC_B, DOC_ID, EXACT
-from jobs.session import Work, run_main
-from jobs.session import done as step_done
-from jobs.session import step as session_step
+from jobs.session import Steps, Work, run_main
 from jobs.summary import verification_summary
 from jobs.verify import decided_pairs, exact_scores, near_cut, with_texts
 
@@ -266,24 +264,14 @@ def run(
         key = keep_key(corpus, keep=cfg.dedup.keep, text_column=text_column)
 
         verified = None
-        verifying = cfg.verify.enabled and not cfg.pairs.verify
-        total = 4 if verifying else 3
-        n = 0
-
-        def step(name: str, detail: str = "") -> None:
-            nonlocal n
-            n += 1
-            session_step(spark, n, total, name, detail)
-
-        def done(name: str, started_at: float, result: str = "") -> None:
-            step_done(n, total, name, time.monotonic() - started_at, result)
+        steps = Steps(spark, 4 if cfg.verify.enabled and not cfg.pairs.verify else 3)
 
         if cfg.verify.enabled and cfg.pairs.verify:
             log.info("the run verified its pairs: their jaccard is exact, nothing to verify again")
             summary["verify"] = {"skipped": "the run's pairs are exact (pairs.verify = true)"}
         elif cfg.verify.enabled:
             stage = time.monotonic()
-            step("verifying", f"pairs within {cfg.verify.margin:.3f} of the cut {cut:.3f}")
+            steps.start("verifying", f"pairs within {cfg.verify.margin:.3f} of the cut {cut:.3f}")
             to_verify = near_cut(pairs, cut=cut, margin=cfg.verify.margin)
             write_sorted(
                 to_verify.transform(with_texts, texts).transform(
@@ -299,10 +287,10 @@ def run(
                 **verification_summary(verified, cut=cut),
             }
             seconds["verify"] = time.monotonic() - stage
-            done("verifying", stage, json.dumps(summary["verify"]["pairs_verified"]) + " verified")
+            steps.done(f"{summary['verify']['pairs_verified']} verified")
 
         stage = time.monotonic()
-        step("clustering", f"pairs with jaccard >= {cut:.3f}")
+        steps.start("clustering", f"pairs with jaccard >= {cut:.3f}")
         linking = decided_pairs(pairs, verified, cut=cut, exact=cfg.pairs.verify).localCheckpoint(
             eager=True
         )
@@ -314,10 +302,10 @@ def run(
         summary["clusters"] = {"rounds": components.rounds, **count_clusters(clusters)}
         check_documents_present(clusters, corpus, id_column=id_column)
         seconds["clusters"] = time.monotonic() - stage
-        done("clustering", stage, json.dumps(summary["clusters"]))
+        steps.done(json.dumps(summary["clusters"]))
 
         stage = time.monotonic()
-        step("choosing the kept documents", f"keep {cfg.dedup.keep}, {cfg.dedup.keep_order}")
+        steps.start("choosing the kept documents", f"keep {cfg.dedup.keep}, {cfg.dedup.keep_order}")
         keys = None if key is None else keep_keys(corpus, id_column=id_column, key=key)
         kept = choose_kept(clusters, keys, descending=cfg.dedup.keep_order == "desc")
         write_sorted(
@@ -325,10 +313,10 @@ def run(
         )
         removed = spark.read.parquet(out.table("removed"))
         seconds["removed"] = time.monotonic() - stage
-        done("choosing the kept documents", stage, "removed/ written")
+        steps.done("removed/ written")
 
         stage = time.monotonic()
-        step("writing the deduplicated corpus")
+        steps.start("writing the deduplicated corpus")
         write_sorted(
             deduplicated_corpus(corpus, removed, id_column=id_column),
             out.table("corpus"),
@@ -347,7 +335,7 @@ def run(
             "removed_exact_duplicates": int(counts["exact"] or 0),
         }
         seconds["corpus"] = time.monotonic() - stage
-        done("writing the deduplicated corpus", stage, json.dumps(summary["corpus"]))
+        steps.done(json.dumps(summary["corpus"]))
         seconds["total"] = time.monotonic() - started
         summary["stage_seconds"] = {name: round(value, 2) for name, value in seconds.items()}
         summary["finished_at"] = datetime.now(UTC).isoformat(timespec="seconds")

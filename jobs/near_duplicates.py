@@ -30,9 +30,7 @@ from jobs import config as config_module
 from jobs.errors import EXIT_CODES_HELP
 from jobs.io import AtomicOutput, check_job_paths, read_corpus, unreadable_input
 from jobs.schemas import EXACT, SKIP_DUPLICATE_ID
-from jobs.session import Work, run_main
-from jobs.session import done as step_done
-from jobs.session import step as session_step
+from jobs.session import Steps, Work, run_main
 from jobs.stages import Cache, PairMetrics, Verification, near_duplicate_pairs
 from jobs.summary import count_documents
 from jobs.transforms import sketch_documents, skip_repeated_ids
@@ -41,14 +39,6 @@ from jobs.verify import VerifyMetrics
 log = logging.getLogger("shingling")
 
 STEPS = 3  # sketching, pairing (and verifying), counting
-
-
-def step(spark: SparkSession, n: int, name: str, detail: str) -> None:
-    session_step(spark, n, STEPS, name, detail)
-
-
-def done(n: int, name: str, seconds: float, result: str) -> None:
-    step_done(n, STEPS, name, seconds, result)
 
 
 CHECKED = "documents.ids-checked"  # the documents table rewritten when some ids repeat
@@ -89,8 +79,8 @@ def run(
             text_column=cfg.input.text_column,
             input_format=cfg.input.format,
         )
-        stage = time.monotonic()
-        step(spark, 1, "sketching", f"width {cfg.sketch.width}, k {cfg.sketch.k}")
+        steps = Steps(spark, STEPS)
+        steps.start("sketching", f"width {cfg.sketch.width}, k {cfg.sketch.k}")
         corpus.transform(
             sketch_documents,
             width=cfg.sketch.width,
@@ -105,8 +95,7 @@ def run(
             documents.transform(skip_repeated_ids).write.parquet(out.table(CHECKED))
             out.replace(CHECKED, "documents")
             documents = spark.read.parquet(out.table("documents"))
-        sketch_seconds = time.monotonic() - stage
-        done(1, "sketching", sketch_seconds, json.dumps(summary["documents"]))
+        sketch_seconds = steps.done(json.dumps(summary["documents"]))
 
         stage = time.monotonic()
         verification = (
@@ -120,9 +109,7 @@ def run(
             if cfg.pairs.verify
             else None
         )
-        step(
-            spark,
-            2,
+        steps.start(
             "pairing and verifying" if verification else "pairing",
             f"threshold {cfg.pairs.threshold:.3f}, "
             + (
@@ -150,21 +137,16 @@ def run(
             cache=cache,
         ).write.parquet(out.table("pairs"))
         cache.release()  # the pair stage's persisted intermediates
-        pair_seconds = time.monotonic() - stage
-        done(2, "pairing and verifying" if verification else "pairing", pair_seconds, "written")
-        counting = time.monotonic()
-        step(spark, 3, "counting", "the written pair table")
+        steps.done("written")
+        steps.start("counting", "the written pair table")
         counts = (
             spark.read.parquet(out.table("pairs"))
             .agg(F.count(F.lit(1)).alias("pairs"), F.sum(F.col(EXACT).cast("long")).alias("exact"))
             .first()
         )
         assert counts is not None
-        done(
-            3,
-            "counting",
-            time.monotonic() - counting,
-            f"{int(counts['pairs'])} pairs written ({int(counts['exact'] or 0)} exact copies)",
+        steps.done(
+            f"{int(counts['pairs'])} pairs written ({int(counts['exact'] or 0)} exact copies)"
         )
         summary["pairs"] = {
             **metrics.as_dict(),

@@ -59,9 +59,7 @@ from jobs.schemas import (
     SKIP_REASON,
     TEXT,
 )
-from jobs.session import Work, run_main
-from jobs.session import done as step_done
-from jobs.session import step as session_step
+from jobs.session import Steps, Work, run_main
 from jobs.stages import Cache, Verification
 from jobs.summary import count_documents
 from jobs.transforms import REPEATED_ID, sketch_documents
@@ -214,9 +212,8 @@ def run(
 
         try:
             stage = time.monotonic()
-            session_step(
-                spark, 1, 4, "sketching the batch", f"width {cfg.sketch.width}, k {cfg.sketch.k}"
-            )
+            steps = Steps(spark, 4)
+            steps.start("sketching the batch", f"width {cfg.sketch.width}, k {cfg.sketch.k}")
             observed = (Observation("null_ids"), Observation("repeated_ids"))
             rows = corpus.count()  # from the Parquet footers: sizes the segment's files
             sketched = sketch_batch_documents(
@@ -233,7 +230,7 @@ def run(
                 counts["skipped"][reason] += n
                 counts["read"] += n
             seconds["sketch"] = time.monotonic() - stage
-            step_done(1, 4, "sketching the batch", seconds["sketch"], json.dumps(counts))
+            steps.done(json.dumps(counts))
             hook("sketched")
 
             stage = time.monotonic()
@@ -242,10 +239,7 @@ def run(
             others = (
                 live.join(F.broadcast(batch_ids), DOC_ID, "left_anti") if live is not None else None
             )
-            session_step(
-                spark,
-                2,
-                4,
+            steps.start(
                 "pairing" + (" and verifying" if cfg.pairs.verify else ""),
                 f"the batch with itself and with {base.live_documents} indexed documents",
             )
@@ -295,22 +289,14 @@ def run(
             )
             assert row is not None
             seconds["pairs"] = time.monotonic() - stage
-            step_done(
-                2,
-                4,
-                "pairing" + (" and verifying" if cfg.pairs.verify else ""),
-                seconds["pairs"],
-                f"{int(row['pairs'])} pairs staged",
-            )
+            steps.done(f"{int(row['pairs'])} pairs staged")
             hook("pairs_staged")
 
             stage = time.monotonic()
-            session_step(spark, 3, 4, "writing the index segment")
+            steps.start("writing the index segment")
             info = tx.write_index(live, documents=segment_documents, options=options)
             seconds["index"] = time.monotonic() - stage
-            step_done(
-                3, 4, "writing the index segment", seconds["index"], f"{info.documents} documents"
-            )
+            steps.done(f"{info.documents} documents")
             hook("index_written")
 
             summary["batch_documents"] = {**counts, "replaced": info.superseded}
@@ -324,7 +310,7 @@ def run(
                     threshold=cfg.pairs.threshold
                 )
             stage = time.monotonic()
-            session_step(spark, 4, 4, "committing", f"run date {run_date}")
+            steps.start("committing", f"run date {run_date}")
             new = tx.commit(
                 settings,
                 id_type,
@@ -341,7 +327,7 @@ def run(
         hook("committed")
         tx.publish_pairs()
         seconds["commit"] = time.monotonic() - stage
-        step_done(4, 4, "committing", seconds["commit"], f"index version {new.version}")
+        steps.done(f"index version {new.version}")
     summary["index"] = {
         "version_before": base.version,
         "version_after": new.version,

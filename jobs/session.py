@@ -6,6 +6,7 @@ import argparse
 import json
 import logging
 import sys
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -41,6 +42,24 @@ def done(n: int, total: int, name: str, seconds: float, result: str = "") -> Non
         seconds,
         f": {result}" if result else "",
     )
+
+
+class Steps:
+    """A job's numbered steps: :meth:`start` announces the next one (:func:`step`), :meth:`done`
+    closes it with what it produced (:func:`done`) and returns how long it took."""
+
+    def __init__(self, spark: SparkSession, total: int) -> None:
+        self.spark, self.total = spark, total
+        self.n, self.name, self.started = 0, "", 0.0
+
+    def start(self, name: str, detail: str = "") -> None:
+        self.n, self.name, self.started = self.n + 1, name, time.monotonic()
+        step(self.spark, self.n, self.total, name, detail)
+
+    def done(self, result: str = "") -> float:
+        seconds = time.monotonic() - self.started
+        done(self.n, self.total, self.name, seconds, result)
+        return seconds
 
 
 def get_session(app_name: str, settings: dict[str, str]) -> tuple[SparkSession, bool]:

@@ -142,7 +142,7 @@ def candidate_id_bitmap(candidates: DataFrame, *, bits: int) -> bytes:
         buckets.column("bucket").to_pylist(), buckets.column("bitmap").to_pylist(), strict=True
     ):
         start = (bucket - 1) * size
-        bitmap[start : start + size] = np.frombuffer(part, dtype=np.uint8)[: bits // 8 - start]
+        bitmap[start : start + size] = np.frombuffer(part, dtype=np.uint8)  # bits: whole buckets
     return bitmap.tobytes()
 
 
@@ -201,7 +201,9 @@ class PairMetrics:
     the frequency sketch's size and fill.
 
     ``scored``: candidate pairs of representatives scored, those the prefix join met that passed
-    :func:`may_reach` (a pair met through several prefix hashes counts once per hash); ``candidates``: the distinct pairs of representatives that passed;
+    :func:`may_reach` (a pair is scored in the posting of the first prefix hash it shares, and in
+    each posting the cap can star); ``candidates``: the distinct pairs of representatives that
+    passed;
     ``capped``: documents paired by star because a hash's prefix posting exceeded the cap;
     ``frequencies``: the size and fill of the frequency sketch that ordered the prefixes, set when
     it is built (before the pair table is computed).

@@ -63,7 +63,7 @@ bench: dist ## benchmark against MinHashLSH and the scan floor (DOCS=10000 by de
 bench-scaling: dist ## scan floor and pipeline at growing sizes: time per document (DOCS=10000,100000,1000000)
 	$(BIN)/python -m bench.scaling --docs $(or $(DOCS),$(SCALING_DOCS)) $(ARGS)
 
-bench-nightly: dist ## a nightly 1% batch against an index vs a full run, side by side (DOCS=100000)
+bench-nightly: dist ## nightly batches against an index vs a full run, side by side (DOCS=100000; ARGS="--batches 0.001,0.01")
 	$(BIN)/python -m bench.nightly_bench --docs $(or $(DOCS),100000) $(ARGS)
 
 bench-containment: dist ## containment mode on planted 1k-word excerpts of 20k-word documents

@@ -136,9 +136,7 @@ def main(argv: list[str] | None = None) -> int:
     index_part, batches, n_index, n_batches = split(corpus.path, fractions, args.seed, work)
     split_seconds = time.monotonic() - started
     mem = args.driver_memory
-    print(
-        f"corpus {corpus.path}: {n_index} documents to index, batches of {n_batches}", flush=True
-    )
+    print(f"corpus {corpus.path}: {n_index} documents to index, batches of {n_batches}", flush=True)
 
     # setup: index everything but the batches
     setup = {"split_corpus": split_seconds}

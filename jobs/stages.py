@@ -6,7 +6,7 @@ frequency sketch that orders the join prefixes (counted on the executors, broadc
 of the candidates' ids that filters the texts. This module computes them, owns the broadcasts and
 the caches (a :class:`Cache` records what is persisted, for the caller to release once the result
 is written), and chains the steps: :func:`near_duplicate_pairs` is the pair stage of
-``jobs/near_duplicates.py``, of ``shingling.spark.near_duplicates`` and of the tests' reference runs.
+``jobs/near_duplicates.py``, of ``jobs.api.near_duplicates`` and of the tests' reference runs.
 """
 
 from __future__ import annotations

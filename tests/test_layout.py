@@ -16,7 +16,6 @@ REFERENCE = sorted(
     info.name
     for info in pkgutil.walk_packages(shingling.__path__, "shingling.")
     if not info.name.startswith("shingling.fast")
-    and not info.name.startswith("shingling.spark")  # the DataFrame API: Spark by definition
 )
 ENTRY_POINTS = ("near_duplicates", "dedup", "nightly", "build_index")
 

@@ -1,13 +1,13 @@
 """The Spark API: near-duplicates of a DataFrame in your own SparkSession (a notebook, a managed
 platform), as ``MinHashLSH.approxSimilarityJoin`` is called.
 
-    >>> from shingling.spark import near_duplicates            # doctest: +SKIP
+    >>> from jobs.api import near_duplicates                # doctest: +SKIP
     >>> pairs = near_duplicates(df, id_col="url", text_col="body", threshold=0.8)  # doctest: +SKIP
     >>> pairs.where("NOT exact_duplicate").orderBy("jaccard", ascending=False).show()  # doctest: +SKIP
 
-The one module of ``shingling`` that imports pyspark: it calls the stages the jobs call
-(``jobs/stages.py``, ``jobs/clusters.py``, ``jobs/nightly.py``), with the settings of
-``jobs/default.toml`` unless given: :func:`sketches`, :func:`near_duplicates`, :func:`clusters`,
+Beside the entry points, not in ``shingling/`` (the reference library imports no Spark): it
+calls the stages the jobs call (``jobs/stages.py``, ``jobs/clusters.py``, ``jobs/nightly.py``),
+with the settings of ``jobs/default.toml`` unless given: :func:`sketches`, :func:`near_duplicates`, :func:`clusters`,
 :func:`nightly`. The executors need the package too: on a cluster, ship
 ``dist/shingling.zip`` (``spark.sparkContext.addPyFile``) or install it on the nodes.
 """

@@ -1,4 +1,4 @@
-"""shingling.spark: the DataFrame API gives the job's pair table, in the caller's session."""
+"""jobs.api: the DataFrame API gives the job's pair table, in the caller's session."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ from testdata import SAMPLE_CORPUS
 
 import jobs.dedup as dedup_job
 import jobs.near_duplicates as job
+from jobs.api import clusters, near_duplicates, nightly, sketches
 from jobs.errors import ConfigError, ExitCode
-from shingling.spark import clusters, near_duplicates, nightly, sketches
 
 DOCS = 300
 

@@ -20,6 +20,7 @@ import json
 import logging
 import sys
 import time
+from dataclasses import asdict
 from datetime import UTC, datetime
 from typing import Any
 
@@ -35,6 +36,7 @@ from jobs.stages import Cache, PairMetrics, Verification, near_duplicate_pairs
 from jobs.summary import count_documents
 from jobs.transforms import sketch_documents, skip_repeated_ids
 from jobs.verify import VerifyMetrics
+from shingling.schema import RUN_CONFIG, RUN_SUMMARY, DocumentCounts, PairCounts, RunSummary
 
 log = logging.getLogger("shingling")
 
@@ -62,12 +64,7 @@ def run(
 ) -> dict[str, Any]:
     """Read, sketch, pair, write; returns the run summary."""
     started = time.monotonic()
-    summary: dict[str, Any] = {
-        "job": "near_duplicates",
-        "input": input_path,
-        "output": output_path,
-        "started_at": datetime.now(UTC).isoformat(timespec="seconds"),
-    }
+    started_at = datetime.now(UTC).isoformat(timespec="seconds")
     out = AtomicOutput(
         spark, output_path, overwrite=cfg.output.overwrite, reads={"--input": input_path}
     )
@@ -90,12 +87,12 @@ def run(
         ).write.parquet(out.table("documents"))
         documents = spark.read.parquet(out.table("documents"))
         # ids are checked on the written table, in the pass that counts it (no pass over the texts)
-        summary["documents"] = count_documents(documents.transform(skip_repeated_ids))
-        if summary["documents"]["skipped"][SKIP_DUPLICATE_ID]:  # rare: rewrite, the repeats skipped
+        counted = DocumentCounts.from_dict(count_documents(documents.transform(skip_repeated_ids)))
+        if counted.skipped[SKIP_DUPLICATE_ID]:  # rare: rewrite, the repeats skipped
             documents.transform(skip_repeated_ids).write.parquet(out.table(CHECKED))
             out.replace(CHECKED, "documents")
             documents = spark.read.parquet(out.table("documents"))
-        sketch_seconds = steps.done(json.dumps(summary["documents"]))
+        sketch_seconds = steps.done(json.dumps(asdict(counted)))
 
         stage = time.monotonic()
         verification = (
@@ -128,7 +125,7 @@ def run(
             max_exact_group=cfg.pairs.max_exact_group,
             max_posting=cfg.pairs.max_posting,
             frequency_mb=cfg.pairs.frequency_sketch_mb,
-            sketched=summary["documents"]["sketched"],
+            sketched=counted.sketched,
             containment_threshold=cfg.pairs.containment_threshold
             if cfg.sketch.sample_mod
             else None,
@@ -148,26 +145,33 @@ def run(
         steps.done(
             f"{int(counts['pairs'])} pairs written ({int(counts['exact'] or 0)} exact copies)"
         )
-        summary["pairs"] = {
-            **metrics.as_dict(),
-            "written": int(counts["pairs"]),
-            "exact_duplicates": int(counts["exact"] or 0),
-            "scores": "exact" if verification else "estimate",
-        }
-        if verification and verification.metrics:
-            summary["pairs"]["verification"] = verification.metrics.as_dict(
-                threshold=cfg.pairs.threshold
-            )
-        summary["stage_seconds"] = {
-            "sketch": round(sketch_seconds, 2),
-            "pairs": round(time.monotonic() - stage, 2),
-        }
-        summary["stage_seconds"]["total"] = round(time.monotonic() - started, 2)
-        summary["finished_at"] = datetime.now(UTC).isoformat(timespec="seconds")
-        summary["status"] = "succeeded"
-        summary["config"] = cfg.to_dict()
-        out.write_text("config.toml", config_module.to_toml(cfg))
-        out.write_json("summary.json", summary)
+        pair_seconds = time.monotonic() - stage
+        summary = RunSummary(
+            job="near_duplicates",
+            input=input_path,
+            output=output_path,
+            started_at=started_at,
+            documents=counted,
+            pairs=PairCounts(
+                **metrics.as_dict(),
+                written=int(counts["pairs"]),
+                exact_duplicates=int(counts["exact"] or 0),
+                scores="exact" if verification else "estimate",
+                verification=verification.metrics.as_dict(threshold=cfg.pairs.threshold)
+                if verification and verification.metrics
+                else None,
+            ),
+            stage_seconds={
+                "sketch": round(sketch_seconds, 2),
+                "pairs": round(pair_seconds, 2),
+                "total": round(time.monotonic() - started, 2),
+            },
+            finished_at=datetime.now(UTC).isoformat(timespec="seconds"),
+            status="succeeded",
+            config=cfg.to_dict(),
+        ).to_dict()
+        out.write_text(RUN_CONFIG, config_module.to_toml(cfg))
+        out.write_json(RUN_SUMMARY, summary)
         out.commit()
     except BaseException as e:
         out.abort()

@@ -57,6 +57,10 @@ from shingling.schema import (
     JACCARD,
     JACCARD_ESTIMATE,
     N_SHINGLES,
+    RUN_CONFIG,
+    RUN_DOCUMENTS,
+    RUN_PAIRS,
+    RUN_SUMMARY,
     SKETCH,
     TEXT,
     TEXT_HASH,
@@ -138,14 +142,14 @@ def read_text(source: str) -> str:
 def run_settings(path: Path) -> dict[str, Any]:
     """The resolved config a run saved beside its output (config.toml, else summary.json)."""
     try:
-        if (path / "config.toml").is_file():
-            return tomllib.loads((path / "config.toml").read_text(encoding="utf-8"))
-        if (path / "summary.json").is_file():
+        if (path / RUN_CONFIG).is_file():
+            return tomllib.loads((path / RUN_CONFIG).read_text(encoding="utf-8"))
+        if (path / RUN_SUMMARY).is_file():
             return dict(
-                json.loads((path / "summary.json").read_text(encoding="utf-8")).get("config", {})
+                json.loads((path / RUN_SUMMARY).read_text(encoding="utf-8")).get("config", {})
             )
     except (ValueError, AttributeError, TypeError, OSError) as e:  # TOML, JSON, UTF-8 errors
-        name = "config.toml" if (path / "config.toml").is_file() else "summary.json"
+        name = RUN_CONFIG if (path / RUN_CONFIG).is_file() else RUN_SUMMARY
         raise InputError(f"cannot read {path / name}: {e}") from e
     return {}
 
@@ -358,10 +362,10 @@ def open_source(path: Path) -> Source:
         except (IndexFormatError, ValueError, KeyError, TypeError, AttributeError, OSError) as e:
             raise InputError(f"cannot open the index at {path}: corrupt {MANIFEST}: {e!r}") from e
         return Source("index", reader, None, dict(reader.manifest.settings))
-    if (path / "documents").is_dir():
+    if (path / RUN_DOCUMENTS).is_dir():
         config = run_settings(path)
         settings = {**config.get("sketch", {}), **config.get("pairs", {})}
-        return Source("run", None, path / "documents", settings)
+        return Source("run", None, path / RUN_DOCUMENTS, settings)
     raise InputError(
         f"nothing to query at {path}: expected an index (holding {MANIFEST}) "
         "or a run's output directory (holding documents/)"
@@ -625,7 +629,7 @@ def _side_by_side(left: str, right: str, width: int = 58, lines: int = 6) -> str
 
 def text_keys(output: Path) -> tuple[dict[Any, int], dict[int, int]]:
     """Each document's normalized-text hash, and how many documents share each text."""
-    documents = output / "documents"
+    documents = output / RUN_DOCUMENTS
     if not documents.is_dir():
         return {}, {}
     table = read_parquet(documents, [DOC_ID, TEXT_HASH])
@@ -662,7 +666,7 @@ def corpus_texts(corpus: str, ids: list[Any], id_column: str, text_column: str) 
 
 def top(args: argparse.Namespace) -> int:
     output = Path(args.output)
-    pairs_path = output / "pairs"
+    pairs_path = output / RUN_PAIRS
     if not pairs_path.exists():
         raise InputError(f"no pair table at {pairs_path}")
     id_column, text_column = input_columns(args, run_settings(output))
@@ -724,14 +728,14 @@ def top(args: argparse.Namespace) -> int:
 
 def report(args: argparse.Namespace) -> int:
     output = Path(args.output)
-    if not (output / "summary.json").is_file():
-        raise InputError(f"no run summary at {output / 'summary.json'}")
+    if not (output / RUN_SUMMARY).is_file():
+        raise InputError(f"no run summary at {output / RUN_SUMMARY}")
     try:
         print(write_report(output, corpus=args.corpus, path=args.to, clusters=args.clusters))
-    except FileNotFoundError as e:
-        raise InputError(str(e)) from e
     except OtherRunError as e:
         raise UsageError(str(e)) from e
+    except (FileNotFoundError, ValueError) as e:  # ValueError: not a run summary
+        raise InputError(str(e)) from e
     return EXIT_OK
 
 

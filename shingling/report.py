@@ -39,8 +39,12 @@ from shingling.schema import (
     EXACT,
     JACCARD,
     JACCARD_ESTIMATE,
+    RUN_DOCUMENTS,
+    RUN_PAIRS,
+    RUN_SUMMARY,
     TEXT,
     TEXT_HASH,
+    RunSummary,
 )
 
 REPORT_NAME = "report.html"
@@ -70,7 +74,7 @@ class RunData:
     """Everything the report shows, read from a run's output.
 
     Attributes:
-        summary: OUT/summary.json as written by the job.
+        summary: OUT/summary.json as written by the job (:class:`shingling.schema.RunSummary`).
         jaccard_near: the ``jaccard`` of the pairs that are not exact duplicates (exact, or the
             estimates of a run made with pairs.verify = false).
         jaccard_exact: the ``jaccard`` of the exact-duplicate pairs (all 1.0).
@@ -82,7 +86,7 @@ class RunData:
             lists them), with excerpts of both texts when the corpus was readable.
     """
 
-    summary: dict[str, Any]
+    summary: RunSummary
     jaccard_near: np.ndarray
     jaccard_exact: np.ndarray
     cluster_kind: str
@@ -276,13 +280,13 @@ def read_texts(corpus: str, ids: Sequence[Any], id_column: str, text_column: str
 
 
 def _with_excerpts(
-    clusters: list[Cluster], corpus: str | None, summary: dict[str, Any]
+    clusters: list[Cluster], corpus: str | None, summary: RunSummary
 ) -> tuple[list[Cluster], str | None]:
     if not clusters:
         return clusters, None
     if not corpus:
         return clusters, "no corpus path in the summary: pass --corpus to show excerpts"
-    columns = summary.get("config", {}).get("input", {})
+    columns = summary.config.get("input", {})
     try:
         texts = read_texts(
             corpus,
@@ -304,7 +308,7 @@ class OtherRunError(ValueError):
 
 def check_clusters_run(clusters: Path, output: Path) -> None:
     """Refuse a clusters table whose dedup run (its summary.json beside it) linked another run."""
-    summary = clusters.parent / "summary.json"
+    summary = clusters.parent / RUN_SUMMARY
     if not summary.is_file():
         return  # a table written by hand: nothing says which run it came from
     made_from = json.loads(summary.read_text(encoding="utf-8")).get("run")
@@ -318,14 +322,14 @@ BEST_PAIRS = 5
 
 
 def _best_pairs(
-    out: Path, pairs: pa.Table, corpus: str | None, summary: dict[str, Any]
+    out: Path, pairs: pa.Table, corpus: str | None, summary: RunSummary
 ) -> list[dict[str, Any]]:
     """The best near-duplicate pairs, each pair of texts once, with excerpts when readable."""
     near = pairs.filter(pc.invert(pairs[EXACT]))
     if near.num_rows == 0:
         return []
     try:  # the text keys only tell repeated texts apart: without them, every pair is listed
-        documents = _read_table(out / "documents", [DOC_ID, TEXT_HASH])
+        documents = _read_table(out / RUN_DOCUMENTS, [DOC_ID, TEXT_HASH])
     except (OSError, pa.ArrowException):
         documents = None
     key: dict[Any, Any] = (
@@ -336,7 +340,7 @@ def _best_pairs(
     best, _ = distinct_pairs(_sorted_pairs(near), key, BEST_PAIRS)
     texts: dict[Any, str] = {}
     if corpus:
-        columns = summary.get("config", {}).get("input", {})
+        columns = summary.config.get("input", {})
         try:
             texts = read_texts(
                 corpus,
@@ -365,10 +369,11 @@ def load_run(
 
     Raises:
         FileNotFoundError: there is no summary.json in ``output``.
+        ValueError: the summary is not a run summary.
     """
     out = Path(output)
-    summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
-    pairs = _read_table(out / "pairs")
+    summary = RunSummary.load(out)
+    pairs = _read_table(out / RUN_PAIRS)
     if pairs is None:
         pairs = pa.table(
             {
@@ -392,8 +397,8 @@ def load_run(
     else:
         kind = "exact-duplicate groups"
         sizes, largest = exact_groups(pairs.select([DOC_A, DOC_B, EXACT]))
-    largest, note = _with_excerpts(largest, corpus or summary.get("input"), summary)
-    best = _best_pairs(out, pairs, corpus or summary.get("input"), summary)
+    largest, note = _with_excerpts(largest, corpus or summary.input, summary)
+    best = _best_pairs(out, pairs, corpus or summary.input, summary)
     return RunData(
         summary=summary,
         jaccard_near=jaccard[~exact_mask],
@@ -551,11 +556,7 @@ def _similarity_section(run: RunData, threshold: float | None) -> str:
     labels = [f"{i / JACCARD_BINS:.2f}" for i in range(JACCARD_BINS)]
     # a run that verified its pairs (the default) wrote exact scores; an estimate-only run, the
     # sketches' estimates
-    score = (
-        "exact Jaccard"
-        if run.summary.get("pairs", {}).get("scores") == "exact"
-        else "Jaccard estimate"
-    )
+    score = "exact Jaccard" if run.summary.pairs.scores == "exact" else "Jaccard estimate"
     # start the axis at the first bin that can hold a pair: no pair below the threshold is written
     first = min([i for i in range(JACCARD_BINS) if near[i] or exact[i]], default=0)
     if threshold is not None:
@@ -664,8 +665,8 @@ def _best_section(run: RunData) -> str:
     )
 
 
-def _skipped_section(summary: dict[str, Any]) -> str:
-    skipped = summary.get("documents", {}).get("skipped", {})
+def _skipped_section(summary: RunSummary) -> str:
+    skipped = summary.documents.skipped
     rows = [
         (_e(reason), f'<span data-key="skipped.{_e(reason)}">{int(n):,}</span>')
         for reason, n in skipped.items()
@@ -674,9 +675,9 @@ def _skipped_section(summary: dict[str, Any]) -> str:
     return f'<section id="skipped"><h2>Documents skipped, by reason</h2>{table}</section>'
 
 
-def _stages_section(summary: dict[str, Any]) -> str:
-    stages = {k: float(v) for k, v in summary.get("stage_seconds", {}).items() if k != "total"}
-    total = summary.get("stage_seconds", {}).get("total")
+def _stages_section(summary: RunSummary) -> str:
+    stages = {k: v for k, v in summary.stage_seconds.items() if k != "total"}
+    total = summary.stage_seconds.get("total")
     chart = (
         bar_chart(
             list(stages),
@@ -706,9 +707,9 @@ USED_SECTIONS = {
 }
 
 
-def _config_section(summary: dict[str, Any]) -> str:
-    config = summary.get("config", {})
-    used = USED_SECTIONS.get(str(summary.get("job")), tuple(config))
+def _config_section(summary: RunSummary) -> str:
+    config = summary.config
+    used = USED_SECTIONS.get(summary.job, tuple(config))
     rows = [
         (_e(f"{section}.{key}"), f"<code>{_e(json.dumps(value))}</code>")
         for section, values in config.items()
@@ -722,17 +723,14 @@ def _config_section(summary: dict[str, Any]) -> str:
 def render(run: RunData) -> str:
     """The report page for a run, as one HTML document with inline CSS and SVG and no script."""
     s = run.summary
-    docs = s.get("documents", {})
-    pairs = s.get("pairs", {})
-    skipped_total = sum(int(v) for v in docs.get("skipped", {}).values())
-    threshold = s.get("config", {}).get("pairs", {}).get("threshold")
-    sketch_cfg = s.get("config", {}).get("sketch", {})
-    written = int(pairs.get("written", len(run.jaccard_near) + len(run.jaccard_exact)))
-    exact = int(pairs.get("exact_duplicates", len(run.jaccard_exact)))
+    skipped_total = sum(s.documents.skipped.values())
+    threshold = s.config.get("pairs", {}).get("threshold")
+    sketch_cfg = s.config.get("sketch", {})
+    written, exact = s.pairs.written, s.pairs.exact_duplicates
     stats = "".join(
         [
-            _stat("documents.read", "documents read", docs.get("read", 0)),
-            _stat("documents.sketched", "sketched", docs.get("sketched", 0)),
+            _stat("documents.read", "documents read", s.documents.read),
+            _stat("documents.sketched", "sketched", s.documents.sketched),
             _stat("documents.skipped", "skipped", skipped_total),
             _stat("pairs.written", "pairs written", written),
             _stat("pairs.near", "near-duplicate pairs", written - exact),
@@ -749,10 +747,10 @@ def render(run: RunData) -> str:
         if value is not None
     )
     meta = (
-        f'<p class="meta">Run <code data-key="status">{_e(s.get("status", "unknown"))}</code>'
-        f" · input <code>{_e(s.get('input', '?'))}</code>"
-        f" · output <code>{_e(s.get('output', '?'))}</code><br>"
-        f"started {_e(s.get('started_at', '?'))} · finished {_e(s.get('finished_at', '?'))}"
+        f'<p class="meta">Run <code data-key="status">{_e(s.status or "unknown")}</code>'
+        f" · input <code>{_e(s.input)}</code>"
+        f" · output <code>{_e(s.output or '?')}</code><br>"
+        f"started {_e(s.started_at or '?')} · finished {_e(s.finished_at or '?')}"
         f" · {settings}</p>"
     )
     generated = datetime.now(UTC).isoformat(timespec="seconds")
@@ -763,7 +761,7 @@ def render(run: RunData) -> str:
         # no script, no remote resource: the page must be safe to open from any output directory
         '<meta http-equiv="Content-Security-Policy" content="default-src \'none\'; '
         "style-src 'unsafe-inline'; img-src data:\">"
-        f"<title>shingling report: {_e(s.get('output', ''))}</title><style>{_CSS}</style></head>"
+        f"<title>shingling report: {_e(s.output)}</title><style>{_CSS}</style></head>"
         f"<body><main><h1>Near-duplicate run report</h1>{meta}"
         f'<div class="stats">{stats}</div>'
         f"{_similarity_section(run, threshold)}{_best_section(run)}{_clusters_section(run)}"

@@ -11,6 +11,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from shingling import cli
+from shingling.schema import DocumentCounts, PairCounts, RunSummary
 from shingling.sketch import sketch
 
 TEXT = "the quick brown fox jumps over the lazy dog near the river bank today"
@@ -53,7 +54,18 @@ def fake_run(root: Path, ids: tuple[str, str] = (NASTY, "plain")) -> Path:
         root / "pairs" / "part-0.parquet",
     )
     (root / "config.toml").write_text("[sketch]\nwidth = 4\nk = 20\n[pairs]\nthreshold = 0.6\n")
-    (root / "summary.json").write_text(json.dumps({"job": "near_duplicates"}))
+    summary = RunSummary(
+        job="near_duplicates",
+        input=str(root / "corpus"),
+        output=str(root),
+        started_at="2026-12-02T00:00:00+00:00",
+        documents=DocumentCounts(read=2, sketched=2, skipped={}),
+        pairs=PairCounts(written=1, exact_duplicates=0, scores="exact"),
+        stage_seconds={"sketch": 1.0, "pairs": 1.0, "total": 2.0},
+        finished_at="2026-12-02T00:00:02+00:00",
+        status="succeeded",
+    )
+    (root / "summary.json").write_text(json.dumps(summary.to_dict()))
     (root / "doc.txt").write_text(TEXT)
     return root
 

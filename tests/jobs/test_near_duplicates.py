@@ -16,6 +16,7 @@ import jobs.near_duplicates as job
 from jobs import config as config_module
 from jobs.errors import ExitCode
 from jobs.schemas import DOC_A, DOC_B, EXACT, SKIP_REASONS, pairs_schema
+from shingling.schema import RunSummary
 
 
 @pytest.fixture(autouse=True)
@@ -322,3 +323,13 @@ def test_missing_arguments_are_exit_2(tmp_path: Path) -> None:
     with pytest.raises(SystemExit) as e:
         job.main(["--output", str(tmp_path / "out")])
     assert e.value.code == ExitCode.USAGE
+
+
+def test_the_summary_is_a_run_summary_and_reads_back_whole(sample_run: Path) -> None:
+    written = json.loads((sample_run / "summary.json").read_text())
+    summary = RunSummary.load(sample_run)
+    assert summary.to_dict() == written  # every field typed, none lost
+    assert summary.documents.read == summary.documents.sketched + sum(
+        summary.documents.skipped.values()
+    )
+    assert summary.pairs.scores == "exact" and summary.pairs.verification is not None

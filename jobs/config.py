@@ -71,17 +71,6 @@ class DedupConfig:
     keep: str
     keep_order: str
 
-    def __post_init__(self) -> None:
-        if self.keep not in KEEP_POLICIES and not (
-            self.keep.startswith(KEEP_COLUMN_PREFIX) and len(self.keep) > len(KEEP_COLUMN_PREFIX)
-        ):
-            raise ConfigError(
-                f"dedup.keep = {self.keep!r}: expected one of {', '.join(map(repr, KEEP_POLICIES))}"
-                f" or '{KEEP_COLUMN_PREFIX}<name>'"
-            )
-        if self.keep_order not in KEEP_ORDERS:
-            raise ConfigError(f"dedup.keep_order = {self.keep_order!r}: expected 'desc' or 'asc'")
-
 
 @dataclass(frozen=True)
 class VerifyConfig:
@@ -121,29 +110,56 @@ _SECTIONS = {
 _SECTIONS.update(clusters=ClustersConfig, dedup=DedupConfig, verify=VerifyConfig)
 _SECTIONS.update(index=IndexConfig)
 
-# (lowest, highest) allowed, inclusive; None for no bound.
-_RANGES: dict[str, tuple[float | None, float | None]] = {
-    "sketch.width": (1, 64),
-    "sketch.k": (1, 4096),
-    "pairs.threshold": (0.0, 1.0),
-    "pairs.max_exact_group": (2, None),
-    "pairs.max_posting": (0, None),
-    "pairs.frequency_sketch_mb": (1, 1024),
-    "sketch.sample_mod": (0, 1 << 40),
-    "pairs.containment_threshold": (0.0, 1.0),
-    "pairs.candidate_margin": (0.0, 1.0),
-    "clusters.min_jaccard": (0.0, 1.0),
-    "clusters.max_rounds": (1, 1000),
-    "verify.margin": (0.0, 1.0),
-    "index.rows_per_file": (1000, None),
-    "index.row_group_bytes": (65536, 1 << 30),
-}
+
+@dataclass(frozen=True)
+class Rule:
+    """What a setting may hold beyond its type: a range (inclusive; None for no bound), or one
+    of a few words (``choices``), or, with ``prefix``, a word that starts with it and names
+    something (``column:<name>``)."""
+
+    low: float | None = None
+    high: float | None = None
+    choices: tuple[str, ...] = ()
+    prefix: str | None = None
+
+    def check(self, name: str, value: Any) -> None:
+        if isinstance(value, str):
+            named = (
+                self.prefix is not None and value.startswith(self.prefix) and value != self.prefix
+            )
+            if self.choices and value not in self.choices and not named:
+                expected = ", ".join(self.choices)
+                if self.prefix is not None:
+                    expected += f" or {self.prefix}<name>"
+                raise ConfigError(f"{name} = {value!r} is not one of {expected}")
+            return
+        number = float(value)
+        if (self.low is not None and number < self.low) or (
+            self.high is not None and number > self.high
+        ):
+            raise ConfigError(f"{name} = {value!r} is out of range [{self.low}, {self.high}]")
 
 
-# settings that take one of a few words
-_CHOICES: dict[str, tuple[str, ...]] = {
-    "sketch.unit": ("words", "chars"),
-    "input.format": INPUT_FORMATS,
+# Every setting's rule beyond its type, in one table (the types are the dataclasses' above).
+RULES: dict[str, Rule] = {
+    "input.format": Rule(choices=INPUT_FORMATS),
+    "sketch.width": Rule(1, 64),
+    "sketch.k": Rule(1, 4096),
+    "sketch.unit": Rule(choices=("words", "chars")),
+    "sketch.sample_mod": Rule(0, 1 << 40),
+    "pairs.threshold": Rule(0.0, 1.0),
+    "pairs.candidate_margin": Rule(0.0, 1.0),
+    "pairs.containment_threshold": Rule(0.0, 1.0),
+    "pairs.max_exact_group": Rule(2, None),
+    "pairs.max_posting": Rule(0, None),
+    "pairs.frequency_sketch_mb": Rule(1, 1024),
+    "clusters.min_jaccard": Rule(0.0, 1.0),
+    "clusters.max_rounds": Rule(1, 1000),
+    "dedup.keep": Rule(choices=KEEP_POLICIES, prefix=KEEP_COLUMN_PREFIX),
+    "dedup.keep_order": Rule(choices=KEEP_ORDERS),
+    "verify.margin": Rule(0.0, 1.0),
+    "index.rows_per_file": Rule(1000, None),
+    "index.row_group_bytes": Rule(65536, 1 << 30),
 }
 
 
@@ -196,15 +212,10 @@ def _build(section: str, cls: type, values: dict[str, Any]) -> Any:
             cast(float, value)
         ):  # nan passes every range comparison
             raise ConfigError(f"{name} must be a finite number, got {value!r}")
-        if name in _RANGES:
-            low, high = _RANGES[name]
-            number = float(cast(float, value))
-            if (low is not None and number < low) or (high is not None and number > high):
-                raise ConfigError(f"{name} = {value!r} is out of range [{low}, {high}]")
         if expected is str and not value:
             raise ConfigError(f"{name} must not be empty")
-        if name in _CHOICES and value not in _CHOICES[name]:
-            raise ConfigError(f"{name} = {value!r} is not one of {', '.join(_CHOICES[name])}")
+        if name in RULES:
+            RULES[name].check(name, value)
         kwargs[f.name] = value
     return cls(**kwargs)
 

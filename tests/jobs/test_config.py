@@ -211,3 +211,15 @@ def test_the_log_line_names_only_the_settings_that_differ_from_the_defaults() ->
         config_module.load(overrides=["pairs.threshold=0.7", "sketch.k=64"])
     )
     assert line.endswith("with sketch.k = 64, pairs.threshold = 0.7")
+
+
+def test_every_rule_names_a_setting_and_refuses_a_value() -> None:
+    defaults = config_module.load().to_dict()
+    for name, rule in config_module.RULES.items():
+        section, key = name.split(".")
+        assert key in defaults[section], name  # no rule for a setting that does not exist
+        bad = "not-a-choice" if rule.choices else (rule.low - 1 if rule.low is not None else None)
+        if bad is None:
+            bad = rule.high + 1  # type: ignore[operator]
+        with pytest.raises(ConfigError, match=name.replace(".", r"\.")):
+            config_module.load(overrides=[f"{name}={bad}"])

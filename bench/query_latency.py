@@ -34,8 +34,8 @@ import pyarrow.compute as pc
 import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 
-from shingling.cli import query_index
 from shingling.index import Manifest, SegmentInfo, open_index
+from shingling.query import query_index
 from shingling.sketch import sketch
 
 SEGMENT = "000001-bench"

@@ -69,6 +69,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.fs as pafs
@@ -362,6 +363,25 @@ class IndexReader:
     def postings(self, hashes: Iterable[int]) -> pa.Table:
         """The live (hash, doc_id) rows for these hashes: which documents' sketches hold each."""
         return self._lookup(POSTINGS, HASH, hashes, (HASH, DOC_ID))
+
+    def posting_bounds(self, hashes: Sequence[int]) -> np.ndarray:
+        """For each hash, an upper bound on its postings: the rows of the row groups that can
+        hold it, from the postings files' footers only (min/max statistics), nothing read."""
+        wanted = np.array(hashes, dtype=np.int64)
+        bounds = np.zeros(len(wanted), dtype=np.int64)
+        for f in self._table_files(POSTINGS):
+            meta = f.metadata
+            column = meta.schema.to_arrow_schema().get_field_index(HASH)
+            for i in range(meta.num_row_groups):
+                group = meta.row_group(i)
+                stats = group.column(column).statistics
+                if stats is None or not stats.has_min_max:
+                    bounds += group.num_rows
+                else:
+                    bounds += np.where(
+                        (wanted >= stats.min) & (wanted <= stats.max), group.num_rows, 0
+                    )
+        return bounds
 
 
 def open_index(path: str) -> IndexReader:

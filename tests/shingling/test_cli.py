@@ -19,19 +19,12 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
 
-from shingling.cli import (
-    candidate_rows,
-    distinct_pairs,
-    explain_texts,
-    hot_hashes,
-    main,
-    posting_bounds,
-    query_index,
-)
+from shingling.cli import distinct_pairs, explain_texts, main
 from shingling.estimators import jaccard, matches
 from shingling.hashing import shingle_hash, word_hash, xxhash64
 from shingling.index import Manifest, SegmentInfo, open_index
 from shingling.normalize import normalize, words
+from shingling.query import candidate_rows, hot_hashes, query_index
 from shingling.shingles import shingles
 from shingling.sketch import EmptyDocumentError, Sketch, sketch
 
@@ -231,7 +224,7 @@ def test_tiny_row_groups_make_queries_leave_hot_hashes_unread(
 ) -> None:
     reader = open_index(str(index_tiny_groups))
     left_out = [
-        len(hot_hashes(posting_bounds(reader, sketch(r["text"]).hashes), 5)) for r in rows[::40]
+        len(hot_hashes(reader.posting_bounds(sketch(r["text"]).hashes), 5)) for r in rows[::40]
     ]
     assert any(left_out)  # so the brute-force comparison above covers that path
 

@@ -38,13 +38,8 @@ from shingling.index import (
 )
 from shingling.normalize import words as text_words
 from shingling.query import Match, query_index, query_table, rank
-from shingling.report import (
-    OtherRunError,
-    _sorted_pairs,
-    distinct_pairs,
-    read_texts,
-    write_report,
-)
+from shingling.report import OtherRunError, write_report
+from shingling.report.load import distinct_pairs, read_texts, sorted_pairs
 from shingling.schema import (
     DOC_A,
     DOC_B,
@@ -494,7 +489,7 @@ def top(args: argparse.Namespace) -> int:
         return EXIT_OK
     chosen = pairs.filter(pc.invert(pairs[EXACT])) if args.skip_exact else pairs
     key, copies = text_keys(output)
-    best, passed = distinct_pairs(_sorted_pairs(chosen), key, args.n)
+    best, passed = distinct_pairs(sorted_pairs(chosen), key, args.n)
     ids = [p[DOC_A] for p in best] + [p[DOC_B] for p in best]
     texts = corpus_texts(args.corpus, ids, id_column, text_column) if args.corpus and ids else {}
     if args.json:

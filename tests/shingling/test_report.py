@@ -24,16 +24,9 @@ import pyarrow.parquet as pq
 import pytest
 
 from shingling.cli import main as cli_main
-from shingling.report import (
-    OtherRunError,
-    bar_chart,
-    connected_groups,
-    histogram,
-    load_run,
-    render,
-    size_buckets,
-    write_report,
-)
+from shingling.report import OtherRunError, load_run, render, write_report
+from shingling.report.load import connected_groups
+from shingling.report.svg import bar_chart, histogram, size_buckets
 
 ROOT = Path(__file__).resolve().parents[2]
 CORPUS = ROOT / "data" / "sample" / "corpus.parquet"

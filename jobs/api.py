@@ -25,7 +25,7 @@ from jobs import config as config_module
 from jobs import nightly as nightly_job
 from jobs.clusters import connected_components
 from jobs.schemas import DOC_ID, JACCARD, TEXT
-from jobs.stages import Cache, Verification, near_duplicate_pairs
+from jobs.stages import Cache, Verification, configured_pairs
 from jobs.transforms import sketch_documents, skip_repeated_ids
 
 
@@ -103,26 +103,8 @@ def near_duplicates(
     documents = cache.persist(
         sketches(df, id_col=id_col, text_col=text_col, width=width, k=k, unit=unit)
     )
-    verification = (
-        Verification(
-            texts=corpus,
-            width=cfg.sketch.width,
-            unit=cfg.sketch.unit,
-            margin=cfg.pairs.candidate_margin,
-        )
-        if cfg.pairs.verify
-        else None
-    )
-    return documents.transform(
-        near_duplicate_pairs,
-        threshold=cfg.pairs.threshold,
-        k=cfg.sketch.k,
-        max_exact_group=cfg.pairs.max_exact_group,
-        max_posting=cfg.pairs.max_posting,
-        frequency_mb=cfg.pairs.frequency_sketch_mb,
-        verify=verification,
-        cache=cache,
-    )
+    verification = Verification.configured(cfg, corpus)
+    return documents.transform(configured_pairs, cfg, verify=verification, cache=cache)
 
 
 def clusters(

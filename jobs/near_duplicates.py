@@ -32,7 +32,7 @@ from jobs.errors import EXIT_CODES_HELP
 from jobs.io import AtomicOutput, check_job_paths, read_corpus, unreadable_input
 from jobs.schemas import EXACT, SKIP_DUPLICATE_ID
 from jobs.session import Steps, Work, run_main
-from jobs.stages import Cache, PairMetrics, Verification, near_duplicate_pairs
+from jobs.stages import Cache, PairMetrics, Verification, configured_pairs
 from jobs.summary import count_documents
 from jobs.transforms import sketch_documents, skip_repeated_ids
 from jobs.verify import VerifyMetrics
@@ -95,17 +95,7 @@ def run(
         sketch_seconds = steps.done(json.dumps(asdict(counted)))
 
         stage = time.monotonic()
-        verification = (
-            Verification(
-                texts=corpus,
-                width=cfg.sketch.width,
-                unit=cfg.sketch.unit,
-                margin=cfg.pairs.candidate_margin,
-                metrics=VerifyMetrics(),
-            )
-            if cfg.pairs.verify
-            else None
-        )
+        verification = Verification.configured(cfg, corpus, metrics=VerifyMetrics())
         steps.start(
             "pairing and verifying" if verification else "pairing",
             f"threshold {cfg.pairs.threshold:.3f}, "
@@ -119,16 +109,9 @@ def run(
         metrics = PairMetrics()
         cache = Cache()
         documents.transform(
-            near_duplicate_pairs,
-            threshold=cfg.pairs.threshold,
-            k=cfg.sketch.k,
-            max_exact_group=cfg.pairs.max_exact_group,
-            max_posting=cfg.pairs.max_posting,
-            frequency_mb=cfg.pairs.frequency_sketch_mb,
+            configured_pairs,
+            cfg,
             sketched=counted.sketched,
-            containment_threshold=cfg.pairs.containment_threshold
-            if cfg.sketch.sample_mod
-            else None,
             metrics=metrics,
             verify=verification,
             cache=cache,

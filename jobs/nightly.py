@@ -258,13 +258,7 @@ def run(
                     texts = texts.unionByName(
                         indexed.join(live_ids, [DOC_ID, SEGMENT], "left_semi").select(DOC_ID, TEXT)
                     )
-                verification = Verification(
-                    texts,
-                    cfg.sketch.width,
-                    cfg.sketch.unit,
-                    cfg.pairs.candidate_margin,
-                    VerifyMetrics(),
-                )
+                verification = Verification.configured(cfg, texts, metrics=VerifyMetrics())
             cache = Cache()
             pairs = nightly_pairs(
                 documents,

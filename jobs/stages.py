@@ -21,6 +21,7 @@ import pyarrow as pa
 from pyspark.sql import DataFrame, Observation, SparkSession
 from pyspark.sql import functions as F
 
+from jobs.config import Config
 from jobs.schemas import DOC_A, DOC_B, DOC_ID, RELATION, SKETCH
 from jobs.transforms import (
     SharedFrequencies,
@@ -157,6 +158,15 @@ class Verification:
     unit: str
     margin: float
     metrics: VerifyMetrics | None = None
+
+    @classmethod
+    def configured(
+        cls, cfg: Config, texts: DataFrame, *, metrics: VerifyMetrics | None = None
+    ) -> Verification | None:
+        """The verification ``cfg`` asks for (``pairs.verify``), None in the estimate-only mode."""
+        if not cfg.pairs.verify:
+            return None
+        return cls(texts, cfg.sketch.width, cfg.sketch.unit, cfg.pairs.candidate_margin, metrics)
 
     def candidate(self, threshold: float) -> float:
         """The estimate a candidate needs for a cut at ``threshold`` (:func:`candidate_threshold`)."""
@@ -332,3 +342,30 @@ def near_duplicate_pairs(
             cache=cache,
         )
     return expand_groups(rep_pairs, grouped, max_exact_group=max_exact_group, k=k)
+
+
+def configured_pairs(
+    documents: DataFrame,
+    cfg: Config,
+    *,
+    verify: Verification | None,
+    cache: Cache,
+    sketched: int | None = None,
+    metrics: PairMetrics | None = None,
+) -> DataFrame:
+    """:func:`near_duplicate_pairs` with the settings of ``cfg`` (``[pairs]``, ``sketch.k``, and
+    the containment threshold when the sketches are mod-m samples): the pair stage of the job and
+    of ``jobs.api.near_duplicates``."""
+    return near_duplicate_pairs(
+        documents,
+        threshold=cfg.pairs.threshold,
+        k=cfg.sketch.k,
+        max_exact_group=cfg.pairs.max_exact_group,
+        max_posting=cfg.pairs.max_posting,
+        containment_threshold=cfg.pairs.containment_threshold if cfg.sketch.sample_mod else None,
+        frequency_mb=cfg.pairs.frequency_sketch_mb,
+        sketched=sketched,
+        metrics=metrics,
+        verify=verify,
+        cache=cache,
+    )

@@ -109,7 +109,7 @@ def test_rerun_is_refused_unless_overwrite(sample_run: Path, capsys: pytest.Capt
 # --- a failure mid-run ----------------------------------------------------------------------------
 
 
-def failing_pairs(documents: DataFrame, **_: object) -> DataFrame:
+def failing_pairs(documents: DataFrame, *_: object, **__: object) -> DataFrame:
     """A pair stage that fails on the executors, after the documents table was written."""
 
     def boom(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
@@ -123,7 +123,7 @@ def failing_pairs(documents: DataFrame, **_: object) -> DataFrame:
 def test_failure_mid_run_leaves_no_output_and_no_staging(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(job, "near_duplicate_pairs", failing_pairs)
+    monkeypatch.setattr(job, "configured_pairs", failing_pairs)
     out = tmp_path / "out"
     assert run("--input", SAMPLE_CORPUS, "--output", out) == ExitCode.FAILED
     assert not out.exists()
@@ -137,7 +137,7 @@ def test_failed_overwrite_keeps_the_previous_output(
     out = tmp_path / "out"
     assert run("--input", corpus, "--output", out) == ExitCode.OK
     before = (out / "summary.json").read_text()
-    monkeypatch.setattr(job, "near_duplicate_pairs", failing_pairs)
+    monkeypatch.setattr(job, "configured_pairs", failing_pairs)
     assert run("--input", corpus, "--output", out, "--overwrite") == ExitCode.FAILED
     assert (out / "summary.json").read_text() == before
     assert leftovers(tmp_path) == []

@@ -1,0 +1,187 @@
+"""The cost model of docs/scaling.md, computed from result files and checked against them.
+
+    python -m bench.cost_model --scaling bench/results/scaling-T.json \
+        --join-work bench/results/join-work-T.json [--join-work ...] [--calibrate 100000,1000000]
+
+A run's time in the job is sketching plus the pair stage:
+
+    sketch(N) = s0 + s N
+    pair(N)   = p0 + p N + (r R + t T) / cores
+
+where N is the documents, R the prefix rows of the join and T the pairs its postings test (both
+counted by bench/join_work.py from the run's documents table: they are properties of the corpus,
+T grows with the square of the documents that share a hash). r and t, the compiled posting loop's
+CPU per row and per test, are fitted to that loop timed in one process (join_work --time-sample);
+s0, s, p0, p to the job's stage times at the calibration sizes (summary.json, from the scaling
+bench). Every other size is a check: the model's in-job seconds against the measured ones.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+REPO = Path(__file__).resolve().parents[1]
+MODES = {"pipeline": "defaults (candidates from 0.3)", "estimate": "estimate-only (0.5)"}
+
+
+def fit_loop(by_docs: dict[int, dict[str, Any]], mode: str, calibrate: list[int]) -> np.ndarray:
+    """(seconds per prefix row, seconds per pair test) of the compiled loop in ``mode``: through
+    its timings (whole, not sampled) at the calibration sizes."""
+    rows, seconds = [], []
+    for n in calibrate:
+        work = by_docs[n][mode]
+        if work.get("timed", {}).get("sample") != "1/1":
+            raise SystemExit(f"join_work of {n} documents was not timed whole (--time-sample 1)")
+        rows.append([work["prefix_rows"], work["pair_tests"]])
+        seconds.append(work["timed"]["cpu_seconds"])
+    return np.linalg.solve(np.array(rows, dtype=float), np.array(seconds))
+
+
+def line(x: list[float], y: list[float]) -> tuple[float, float]:
+    """Intercept and slope through two points."""
+    slope = (y[1] - y[0]) / (x[1] - x[0])
+    return y[0] - slope * x[0], slope
+
+
+def model(
+    scaling: dict[str, Any], work: list[dict[str, Any]], calibrate: list[int], cores: int
+) -> dict[str, Any]:
+    by_docs = {w["sketched"]: w for w in work}
+    sizes = {s["docs"]: s for s in scaling["sizes"]}
+    constants = {mode: fit_loop(by_docs, mode, calibrate) for mode in MODES.values()}
+    out: dict[str, Any] = {
+        "loop": {
+            mode: {"ns_per_row": round(c[0] * 1e9, 1), "ns_per_test": round(c[1] * 1e9, 1)}
+            for mode, c in constants.items()
+        }
+    }
+    checks = []
+    for w in work:  # the loop's constants against the sampled timings they were not fitted to
+        for mode in MODES.values():
+            timed = w[mode].get("timed")
+            if timed and timed["sample"] != "1/1":
+                share = int(timed["sample"].split("/")[1])
+                r, t = constants[mode]
+                predicted = r * w[mode]["prefix_rows"] / share + t * timed["pair_tests"]
+                checks.append(
+                    {
+                        "documents": w["sketched"],
+                        "mode": mode,
+                        "sample": timed["sample"],
+                        "measured_cpu_s": timed["cpu_seconds"],
+                        "model_cpu_s": round(predicted, 2),
+                    }
+                )
+    out["loop_checks"] = checks
+    rows = []
+    for key, mode in MODES.items():
+        r, t = constants[mode]
+        loop = {
+            n: (r * by_docs[n][mode]["prefix_rows"] + t * by_docs[n][mode]["pair_tests"]) / cores
+            for n in sizes
+            if n in by_docs
+        }
+        stages = {n: sizes[n][key]["detail"]["stage_seconds"] for n in sizes}
+        s0, s = line([float(n) for n in calibrate], [stages[n]["sketch"] for n in calibrate])
+        p0, p = line(
+            [float(n) for n in calibrate], [stages[n]["pairs"] - loop[n] for n in calibrate]
+        )
+        # the rest of the job (the final count): a constant, its mean at the calibration sizes
+        rest = float(
+            np.mean(
+                [stages[n]["total"] - stages[n]["sketch"] - stages[n]["pairs"] for n in calibrate]
+            )
+        )
+        for n in sorted(loop):
+            sketch, pair = s0 + s * n, p0 + p * n + loop[n]
+            measured = stages[n]["total"]
+            rows.append(
+                {
+                    "mode": key,
+                    "documents": n,
+                    "calibration": n in calibrate,
+                    "model_sketch_s": round(sketch, 1),
+                    "measured_sketch_s": stages[n]["sketch"],
+                    "model_pair_s": round(pair, 1),
+                    "measured_pair_s": stages[n]["pairs"],
+                    "of_which_loop_s": round(loop[n], 1),
+                    "model_in_job_s": round(sketch + pair + rest, 1),
+                    "measured_in_job_s": measured,
+                    "error": round((sketch + pair + rest) / measured - 1, 3),
+                    "constants": {
+                        "s0": round(s0, 2),
+                        "s_us": round(s * 1e6, 2),
+                        "p0": round(p0, 2),
+                        "p_us": round(p * 1e6, 2),
+                    },
+                }
+            )
+    out["rows"] = rows
+    return out
+
+
+def markdown(result: dict[str, Any], sources: list[str]) -> str:
+    loop = "; ".join(
+        f"{mode}: {c['ns_per_row']} ns per prefix row, {c['ns_per_test']} ns per pair test"
+        for mode, c in result["loop"].items()
+    )
+    lines = [
+        f"## Cost model, {datetime.now(UTC):%Y-%m-%d %H:%M} UTC",
+        "",
+        f"From {', '.join(f'`{s}`' for s in sources)}. The posting loop (CPU), {loop}.",
+        "",
+        "| loop check | documents | sample | measured CPU s | model CPU s |",
+        "|---|---|---|---|---|",
+    ]
+    for c in result["loop_checks"]:
+        lines.append(
+            f"| {c['mode'][:13]} | {c['documents']:,} | {c['sample']} | {c['measured_cpu_s']} | "
+            f"{c['model_cpu_s']} |"
+        )
+    lines += [
+        "",
+        "| run | documents | sketch s model / measured | pair stage s model / measured (loop) "
+        "| in job s model / measured | error |",
+        "|---|---|---|---|---|---|",
+    ]
+    for r in result["rows"]:
+        tag = " (calibration)" if r["calibration"] else ""
+        lines.append(
+            f"| {r['mode']} | {r['documents']:,}{tag} | {r['model_sketch_s']} / "
+            f"{r['measured_sketch_s']} | {r['model_pair_s']} / {r['measured_pair_s']} "
+            f"({r['of_which_loop_s']}) | {r['model_in_job_s']} / {r['measured_in_job_s']} | "
+            f"{100 * r['error']:+.0f}% |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="bench.cost_model", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--scaling", type=Path, required=True)
+    parser.add_argument("--join-work", type=Path, action="append", required=True)
+    parser.add_argument("--calibrate", default="100000,1000000")
+    parser.add_argument("--cores", type=int, default=2)
+    args = parser.parse_args(argv)
+    work = [w for f in args.join_work for w in json.loads(f.read_text())]
+    calibrate = [int(n) for n in args.calibrate.split(",")]
+    result = model(json.loads(args.scaling.read_text()), work, calibrate, args.cores)
+    sources = [str(args.scaling), *map(str, args.join_work)]
+    text = markdown(result, sources)
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+    (REPO / "bench" / "results" / f"cost-model-{stamp}.json").write_text(
+        json.dumps({"sources": sources, **result}, indent=2) + "\n"
+    )
+    (REPO / "bench" / "results" / f"cost-model-{stamp}.md").write_text(text)
+    print(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,164 @@
+"""How much work the prefix join does, counted from a run's documents table: the join prefixes,
+their postings, and the pairs each posting tests, at the candidate threshold of the default run
+(verified: 0.3) and of the estimate-only run (0.5). docs/scaling.md's cost model reads the pair
+tests per document from here.
+
+    python -m bench.join_work RUN_DIR [RUN_DIR ...] [--time-sample 64] [--json FILE]
+
+The same code as the job (shingling.fast: the count-min frequency sketch sized as the job sizes
+it, the prefix selection rarest first), in one process without Spark: exact copies are collapsed to
+one representative per normalized text as the job does, and a posting of more than
+``pairs.max_posting`` documents tests n - 1 pairs (a star), a smaller one n (n - 1) / 2. Each
+test is one 20-hash intersection (``may_reach``) in the job's compiled loop.
+
+With ``--time-sample M`` it also times that loop (:func:`shingling.fast.postings.score_table`, the
+function the job's posting stage calls) in this process on the postings of one hash in M (1: all),
+and reports its CPU time per pair test: the constant of the cost model's quadratic term.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.dataset as ds
+
+from shingling.fast.frequency import FrequencySketch
+from shingling.fast.postings import prefix_rows, score_table, sketch_arrays
+from shingling.schema import DOC_ID, HASH, N_SHINGLES, SKETCH, TEXT_HASH
+
+THRESHOLDS = {"defaults (candidates from 0.3)": 0.3, "estimate-only (0.5)": 0.5}
+
+
+def pair_tests(hashes: np.ndarray, max_posting: int) -> tuple[np.ndarray, int]:
+    """The sizes of the postings of two or more rows, and the pairs they test."""
+    _, sizes = np.unique(hashes, return_counts=True)
+    sizes = sizes[sizes > 1].astype(np.int64)
+    capped = sizes > max_posting
+    return sizes, int(
+        (sizes[~capped] * (sizes[~capped] - 1) // 2).sum() + (sizes[capped] - 1).sum()
+    )
+
+
+def time_postings(
+    reps: pa.Table,
+    frequencies: FrequencySketch,
+    *,
+    k: int,
+    threshold: float,
+    max_posting: int,
+    sample: int,
+) -> dict[str, Any]:
+    """CPU seconds of the compiled posting loop over the postings of one hash in ``sample``."""
+    parts = []
+    for batch in reps.to_batches(200_000):
+        rows = prefix_rows(batch, frequencies, k=k, threshold=threshold, max_posting=max_posting)
+        if sample > 1:
+            rows = rows.filter(pc.equal(pc.bit_wise_and(rows[HASH], sample - 1), 0))
+        parts.append(rows)
+    rows = pa.Table.from_batches(parts)
+    rows = rows.take(pc.sort_indices(rows[HASH]))
+    _, tests = pair_tests(rows[HASH].to_numpy(), max_posting)
+    # compiled before the clock starts
+    score_table(rows.slice(0, 1000), k=k, threshold=threshold, max_posting=max_posting)
+    started = time.process_time()
+    scored = score_table(rows, k=k, threshold=threshold, max_posting=max_posting).num_rows
+    seconds = time.process_time() - started
+    return {
+        "sample": f"1/{sample}",
+        "pair_tests": tests,
+        "scored": scored,
+        "cpu_seconds": round(seconds, 2),
+        "ns_per_test": round(seconds / max(tests, 1) * 1e9, 1),
+    }
+
+
+def join_work(
+    run: Path,
+    *,
+    k: int = 20,
+    max_posting: int = 2000,
+    frequency_mb: float = 24,
+    time_sample: int | None = None,
+) -> dict[str, Any]:
+    """The prefix join's rows, postings and pair tests for the documents table of ``run``."""
+    started = time.monotonic()
+    table = ds.dataset(run / "documents", format="parquet").to_table(
+        columns=[DOC_ID, N_SHINGLES, SKETCH, TEXT_HASH]
+    )
+    table = table.filter(pc.is_valid(table[SKETCH]))
+    sketched = table.num_rows
+    _, first = np.unique(table[TEXT_HASH].to_numpy(), return_index=True)
+    reps = table.take(np.sort(first)).combine_chunks()
+    offsets, values = sketch_arrays(pc.list_slice(reps[SKETCH], 0, k))
+    frequencies = FrequencySketch.for_hashes(sketched * k, max_megabytes=frequency_mb)
+    frequencies.add(values)
+    found: dict[str, Any] = {
+        "run": str(run),
+        "sketched": sketched,
+        "representatives": reps.num_rows,
+        "frequency_sketch_filled": round(frequencies.filled, 3),
+    }
+    for name, threshold in THRESHOLDS.items():
+        _, hashes, _ = frequencies.select_prefixes(
+            offsets, values, k=k, threshold=threshold, max_posting=max_posting
+        )
+        sizes, tests = pair_tests(hashes, max_posting)
+        found[name] = {
+            "prefix_rows": len(hashes),
+            "postings_of_two_or_more": len(sizes),
+            "largest_posting": int(sizes.max()) if len(sizes) else 0,
+            "capped_postings": int((sizes > max_posting).sum()),
+            "pair_tests": tests,
+            "pair_tests_per_document": round(tests / sketched, 2),
+        }
+        if time_sample:
+            found[name]["timed"] = time_postings(
+                reps.select([DOC_ID, N_SHINGLES, SKETCH]),
+                frequencies,
+                k=k,
+                threshold=threshold,
+                max_posting=max_posting,
+                sample=time_sample,
+            )
+    found["seconds"] = round(time.monotonic() - started, 1)
+    return found
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="bench.join_work", description=__doc__.split("\n\n")[0])
+    parser.add_argument("runs", nargs="+", type=Path, help="run output directories")
+    parser.add_argument("--frequency-mb", type=float, default=24)
+    parser.add_argument("--max-posting", type=int, default=2000)
+    parser.add_argument(
+        "--time-sample",
+        type=int,
+        help="time the compiled posting loop on one hash in this many (a power of two; 1: all)",
+    )
+    parser.add_argument("--json", type=Path, help="also write the figures here")
+    args = parser.parse_args(argv)
+    results = []
+    for run in args.runs:
+        results.append(
+            join_work(
+                run,
+                max_posting=args.max_posting,
+                frequency_mb=args.frequency_mb,
+                time_sample=args.time_sample,
+            )
+        )
+        print(json.dumps(results[-1], indent=2), flush=True)
+    if args.json:
+        args.json.write_text(json.dumps(results, indent=2) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -16,7 +16,7 @@ export PYSPARK_DRIVER_PYTHON := $(CURDIR)/$(BIN)/python
 SPARK_SUBMIT := $(BIN)/spark-submit --properties-file conf/spark-local.conf --py-files dist/shingling.zip
 
 .DEFAULT_GOAL := help
-.PHONY: help setup dist run dedup test test-fast test-cluster lint bench bench-scaling bench-nightly bench-containment bench-query bench-quality clean
+.PHONY: help setup dist run dedup test test-fast test-cluster lint bench bench-scaling bench-nightly bench-index-nights bench-containment bench-query bench-quality clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*## "} {printf "  make %-14s %s\n", $$1, $$2}'
@@ -65,6 +65,9 @@ bench-scaling: dist ## scan floor and pipeline at growing sizes: time per docume
 
 bench-nightly: dist ## nightly batches against an index vs a full run, side by side (DOCS=100000; ARGS="--batches 0.001,0.01")
 	$(BIN)/python -m bench.nightly_bench --docs $(or $(DOCS),100000) $(ARGS)
+
+bench-index-nights: dist ## an index grown by 30 nights vs one compacted index of the same documents: read and next night (DOCS=100000)
+	$(BIN)/python -m bench.index_nights --docs $(or $(DOCS),100000) $(ARGS)
 
 bench-containment: dist ## containment mode on planted 1k-word excerpts of 20k-word documents
 	$(BIN)/python -m bench.containment $(ARGS)

@@ -1,6 +1,6 @@
 """A deterministic benchmark corpus of real sentences, with planted near-duplicates.
 
-    python -m bench.corpus --docs 10000 [--seed 42] [--no-skew]     prints the corpus directory
+    python -m bench.corpus --docs 10000 [--seed 42] [--no-skew] [--dense]   prints its directory
 
 Base text: distinct real sentences taken from text this machine ships (Python docstrings and docs,
 Debian package docs and copyright files, the common licenses, Perl POD; see :data:`SOURCES`). A base
@@ -65,6 +65,12 @@ FAMILY_SHARE = 0.10  # sources; with two variants each, 30% of the documents are
 HOT_SHARE = 0.05  # copies of the one hot page, when skewed
 BOILERPLATE_SHARE = 0.10  # documents holding the shared boilerplate paragraph, when skewed
 EXCERPT_FAMILY_SHARE = 0.125  # families whose variants are excerpts of a long source
+# The pair-denser recipe (``--dense``): a fifth of the documents in planted pairs (a source and one
+# variant) whose Jaccard is spread evenly over 0.3 to 1.0, and a boilerplate paragraph in a few
+# percent of the documents (no hot page): the similarities of real corpora, not far from any cut.
+DENSE_FAMILY_SHARE = 0.10
+DENSE_BOILERPLATE_SHARE = 0.03
+DENSE_JACCARD = (0.3, 1.0)
 WORD_EDITS = ("substitute", "insert", "delete", "mixed")
 VARIANT_KINDS = (*WORD_EDITS, "reorder_paragraphs", "reorder_sentences", "exact")
 #: Word edit rates: a substitution rate r leaves a Jaccard of about (1-r)^4 / (2 - (1-r)^4),
@@ -86,10 +92,12 @@ class CorpusSpec:
     docs: int
     seed: int = 42
     skew: bool = True
+    dense: bool = False  # the pair-denser recipe (see DENSE_FAMILY_SHARE)
 
     @property
     def key(self) -> str:
-        return f"corpus-v{VERSION}-n{self.docs}-s{self.seed}-{'skew' if self.skew else 'clean'}"
+        kind = "skew" if self.skew else "clean"
+        return f"corpus-v{VERSION}-n{self.docs}-s{self.seed}-{kind}{'-dense' if self.dense else ''}"
 
     @property
     def files(self) -> int:
@@ -295,9 +303,18 @@ def generate(
     texts: list[str] = []
     pair_slots: list[tuple[int, int, str, int]] = []
     variant_kinds: dict[str, int] = {}
+    if spec.dense:
+        n_families = int(n * DENSE_FAMILY_SHARE)
     for family in range(n_families):
         first = len(texts)
-        if gen.rng.random() < EXCERPT_FAMILY_SHARE:
+        if spec.dense:
+            source = gen.base()
+            # a substitution rate r leaves J = x / (2 - x) with x = (1 - r)^4: r for a J drawn
+            target = gen.rng.uniform(*DENSE_JACCARD)
+            rate = 1.0 - (2.0 * target / (1.0 + target)) ** 0.25
+            labels = [f"substitute({rate:.3f})"]
+            members = [render(source), gen.variant(source, "substitute", rate)]
+        elif gen.rng.random() < EXCERPT_FAMILY_SHARE:
             source = gen.base(scale=3.0)
             shares = gen.rng.uniform(0.3, 0.95, size=2)
             labels = [f"excerpt({s:.2f})" for s in shares]
@@ -318,8 +335,8 @@ def generate(
         names = ["source", *labels]
         for label in labels:
             variant_kinds[label.split("(")[0]] = variant_kinds.get(label.split("(")[0], 0) + 1
-        for i in range(3):
-            for j in range(i + 1, 3):
+        for i in range(len(members)):
+            for j in range(i + 1, len(members)):
                 pair_slots.append((first + i, first + j, f"{names[i]}~{names[j]}", family))
     n_fillers = n - len(texts)
     texts.extend(render(gen.base()) for _ in range(n_fillers))
@@ -331,8 +348,9 @@ def generate(
     if skew_seed != spec.seed:
         drawn = np.random.default_rng([skew_seed, 3]).integers(0, len(pool), size=4)
     boilerplate = " ".join(pool[i] for i in drawn)
-    n_hot = int(round(n * HOT_SHARE)) if spec.skew else 0
-    n_boiler = int(round(n * BOILERPLATE_SHARE)) if spec.skew else 0
+    n_hot = int(round(n * HOT_SHARE)) if spec.skew and not spec.dense else 0
+    boiler_share = DENSE_BOILERPLATE_SHARE if spec.dense else BOILERPLATE_SHARE
+    n_boiler = int(round(n * boiler_share)) if spec.skew else 0
     hot_slots = np.arange(len(texts) - n_fillers, len(texts) - n_fillers + n_hot)
     for slot in hot_slots:
         texts[slot] = hot_page
@@ -372,7 +390,7 @@ def generate(
         "text_bytes": int(lengths.sum()),
         "mean_doc_bytes": round(float(lengths.mean()), 1),
         "families": n_families,
-        "family_documents": 3 * n_families,
+        "family_documents": (2 if spec.dense else 3) * n_families,
         "variant_kinds": variant_kinds,
         "planted_pairs": n_family_pairs,
         "boilerplate_pairs": len(pair_slots) - n_family_pairs,
@@ -435,7 +453,7 @@ def build_sharded(spec: CorpusSpec, pool: list[str], target: Path, started: floa
     total: dict = {}
     for i in range(shards):
         docs = min(SHARD_DOCS, spec.docs - i * SHARD_DOCS)
-        shard = CorpusSpec(docs=docs, seed=spec.seed * 1000 + i, skew=spec.skew)
+        shard = CorpusSpec(docs=docs, seed=spec.seed * 1000 + i, skew=spec.skew, dense=spec.dense)
         corpus, planted, meta = generate(shard, pool, skew_seed=spec.seed)
         offset = i * SHARD_DOCS
         corpus = corpus.set_column(0, "doc_id", pc.add(corpus.column("doc_id"), offset))
@@ -491,8 +509,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--docs", type=int, default=10_000)
     parser.add_argument("--seed", type=int, default=42)
     parser.add_argument("--skew", action=argparse.BooleanOptionalAction, default=True)
+    parser.add_argument("--dense", action="store_true", help="the pair-denser recipe")
     args = parser.parse_args(argv)
-    corpus = build(CorpusSpec(docs=args.docs, seed=args.seed, skew=args.skew))
+    corpus = build(CorpusSpec(docs=args.docs, seed=args.seed, skew=args.skew, dense=args.dense))
     print(corpus.path)
     print(json.dumps({k: v for k, v in corpus.meta.items() if k != "boilerplate"}, indent=2))
     return 0

@@ -382,7 +382,7 @@ def warm_up(args: argparse.Namespace) -> None:
 def bench(args: argparse.Namespace) -> int:
     """Every selected runner on one corpus, then the table."""
     before = machine()
-    corpus = build(CorpusSpec(docs=args.docs, seed=args.seed, skew=args.skew))
+    corpus = build(CorpusSpec(docs=args.docs, seed=args.seed, skew=args.skew, dense=args.dense))
     out = WORK / "runs" / corpus.path.parent.name
     if {"pipeline", "estimate"} & set(args.only):
         warm_up(args)
@@ -501,6 +501,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         default=True,
         help="one page copied into 5%% of the documents, a boilerplate paragraph into 10%% "
         "(default: on)",
+    )
+    parser.add_argument(
+        "--dense",
+        action="store_true",
+        help="the pair-denser recipe: a fifth of the documents in pairs spread over J 0.3 to 1.0, "
+        "boilerplate in 3%% (bench/corpus.py)",
     )
     parser.add_argument(
         "--only",

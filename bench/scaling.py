@@ -84,14 +84,14 @@ def scaling(args: argparse.Namespace) -> int:
     warm_up(args)
     rows = []
     for docs in args.docs:
-        corpus = build(CorpusSpec(docs=docs, seed=args.seed, skew=args.skew))
+        corpus = build(CorpusSpec(docs=docs, seed=args.seed, skew=args.skew, dense=args.dense))
         out = WORK / "runs" / corpus.path.parent.name
         scan = run_one("scan", corpus, out, args)
         pipe = run_one("pipeline", corpus, out, args)
         estimate = run_one("estimate", corpus, out, args) if args.with_estimate else None
         rows.append((docs, corpus.text_bytes / 1e6, scan, pipe, estimate))
     m = machine()
-    kind = "skewed" if args.skew else "clean"
+    kind = ("skewed" if args.skew else "clean") + (", pair-denser recipe" if args.dense else "")
     markdown = "\n\n".join(
         [
             f"## Scaling: {', '.join(f'{d:,}' for d in args.docs)} documents ({kind}), "
@@ -130,6 +130,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     )
     parser.add_argument("--seed", type=int, default=42, help="corpus seed (default 42)")
     parser.add_argument("--skew", action=argparse.BooleanOptionalAction, default=True)
+    parser.add_argument("--dense", action="store_true", help="the pair-denser recipe")
     parser.add_argument("--timeout", type=float, default=1800, help="seconds per runner")
     parser.add_argument("--driver-memory", help="spark-submit --driver-memory for every runner")
     parser.add_argument(

@@ -163,3 +163,22 @@ def test_a_large_corpus_is_written_in_shards_sharing_its_skew(
     whole, _, _ = generate(CorpusSpec(docs=100, seed=5), pool)
     again, _, _ = generate(CorpusSpec(docs=100, seed=5), pool, skew_seed=5)
     assert whole.equals(again)
+
+
+def test_the_denser_recipe_spreads_its_pairs_over_jaccard_03_to_1(pool: list[str]) -> None:
+    spec = CorpusSpec(docs=2000, seed=5, dense=True)
+    corpus, planted, meta = generate(spec, pool)
+    assert spec.key.endswith("-dense") and corpus.num_rows == 2000
+    family = planted.filter(pa.compute.greater_equal(planted["family"], 0))
+    assert family.num_rows == 200 and meta["family_documents"] == 400  # a fifth of the corpus
+    assert meta["hot_page_copies"] == 0 and meta["boilerplate_documents"] == 60  # 3%
+    texts = dict(zip(corpus["doc_id"].to_pylist(), corpus["text"].to_pylist(), strict=True))
+    scores = np.array(
+        [
+            jaccard(_shingles(texts[a]), _shingles(texts[b]))
+            for a, b in zip(family["doc_a"].to_pylist(), family["doc_b"].to_pylist(), strict=True)
+        ]
+    )
+    # spread evenly: every tenth of 0.3 to 1.0 holds some pairs, none holds most of them
+    counts = np.histogram(scores, bins=7, range=(0.25, 1.0))[0]
+    assert (counts > 5).all() and counts.max() < 0.3 * len(scores), counts

@@ -387,24 +387,19 @@ def explain(args: argparse.Namespace) -> int:
         raise InputError(str(err)) from err
     if args.json:
         shared = set(e.sketch_a.hashes) & set(e.sketch_b.hashes)
-        side = [
-            {
-                "hash": h,
-                "shingle": e.shingle_text[h],
-                "shared": h in shared,
-                "in_union_sample": h in e.sample,
-            }
-            for h in e.sketch_a.hashes
-        ]
-        other = [
-            {
-                "hash": h,
-                "shingle": e.shingle_text[h],
-                "shared": h in shared,
-                "in_union_sample": h in e.sample,
-            }
-            for h in e.sketch_b.hashes
-        ]
+
+        def hashes(sketch: Sketch) -> list[dict[str, Any]]:
+            return [
+                {
+                    "hash": h,
+                    "shingle": e.shingle_text[h],
+                    "shared": h in shared,
+                    "in_union_sample": h in e.sample,
+                }
+                for h in sketch.hashes
+            ]
+
+        side, other = hashes(e.sketch_a), hashes(e.sketch_b)
         print(
             json.dumps(
                 {

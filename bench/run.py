@@ -350,7 +350,9 @@ def describe_corpus(corpus: Corpus) -> str:
     return (
         f"Corpus: {m['documents']:,} documents, {m['text_bytes'] / 1e6:.1f} MB of text "
         f"(mean {m['mean_doc_bytes']:.0f} bytes), seed {m['spec']['seed']}, "
-        f"{'skewed' if m['spec']['skew'] else 'clean'}: {m['families']:,} families of 3 "
+        f"{'skewed' if m['spec']['skew'] else 'clean'}"
+        f"{', the pair-denser recipe' if m['spec'].get('dense') else ''}: {m['families']:,} "
+        f"families of {m['family_documents'] // max(m['families'], 1)} "
         f"({m['planted_pairs']:,} planted pairs), {m['hot_page_copies']:,} copies of one page, "
         f"{m['boilerplate_documents']:,} documents sharing a boilerplate paragraph "
         f"({m['boilerplate_pairs']:,} of their pairs evaluated); "

@@ -19,16 +19,13 @@ Written to bench/results/index-nights-<docs>-<time>.json and stdout.
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import platform
 import shutil
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from bench.corpus import WORK, CorpusSpec, build
-from bench.nightly_bench import REPO, last_json, spark_submit, split
+from bench.nightly_bench import last_json, spark_submit, split, write_result
 
 
 def disk_files(root: Path) -> tuple[int, int]:
@@ -124,16 +121,8 @@ def main(argv: list[str] | None = None) -> int:
         "next_night_summaries": {
             name: last_json(work / f"next-night-{name}.log") for name in ("grown", "compacted")
         },
-        "machine": {
-            "cores": os.cpu_count(),
-            "load_average_1m": os.getloadavg()[0],
-            "python": platform.python_version(),
-        },
     }
-    text = json.dumps(result, indent=2) + "\n"
-    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
-    (REPO / "bench" / "results" / f"index-nights-{args.docs}-{stamp}.json").write_text(text)
-    print(text)
+    print(write_result(f"index-nights-{args.docs}", result))
     return 0
 
 

@@ -31,6 +31,7 @@ import sys
 import time
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -109,6 +110,20 @@ def split(
         if writer is not None:
             writer.close()
     return index_part, batches, n_index, n_batches
+
+
+def write_result(name: str, result: dict[str, Any]) -> str:
+    """``result`` with the machine it ran on, as JSON in bench/results/<name>-<time>.json; returns
+    the text written."""
+    result["machine"] = {
+        "cores": os.cpu_count(),
+        "load_average_1m": os.getloadavg()[0],
+        "python": platform.python_version(),
+    }
+    text = json.dumps(result, indent=2) + "\n"
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+    (REPO / "bench" / "results" / f"{name}-{stamp}.json").write_text(text)
+    return text
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -199,16 +214,9 @@ def main(argv: list[str] | None = None) -> int:
         "setup_seconds": {k: round(v, 1) for k, v in setup.items()},
         "full_summary": json.loads((work / "full" / "summary.json").read_text()),
         "driver_memory": mem,
-        "machine": {
-            "cores": os.cpu_count(),
-            "load_average_1m": os.getloadavg()[0],
-            "python": platform.python_version(),
-        },
     }
-    text = json.dumps(result, indent=2) + "\n"
+    text = write_result(f"nightly-{args.docs}", result)
     (work / "result.json").write_text(text)
-    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
-    (REPO / "bench" / "results" / f"nightly-{args.docs}-{stamp}.json").write_text(text)
     print(text)
     return 0
 

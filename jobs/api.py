@@ -7,8 +7,9 @@ platform), as ``MinHashLSH.approxSimilarityJoin`` is called.
 
 Beside the entry points, not in ``shingling/`` (the reference library imports no Spark): it
 calls the stages the jobs call (``jobs/stages.py``, ``jobs/clusters.py``, ``jobs/nightly.py``),
-with the settings of ``jobs/default.toml`` unless given: :func:`sketches`, :func:`near_duplicates`, :func:`clusters`,
-:func:`nightly`. The executors need the package too: on a cluster, ship
+with the settings of ``jobs/default.toml`` unless given: :func:`sketches`,
+:func:`near_duplicates`, :func:`clusters`, :func:`nightly`. The executors need the package too:
+on a cluster, ship
 ``dist/shingling.zip`` (``spark.sparkContext.addPyFile``) or install it on the nodes.
 """
 
@@ -67,8 +68,11 @@ def sketches(
 ) -> DataFrame:
     """(id, text) -> the documents table: one row per input row, its sketch or why it has none
     (``skip_reason``), as the job writes ``documents/``."""
-    cfg = Settings(width=width, k=k, unit=unit).resolved()
     corpus = df.select(F.col(id_col).alias(DOC_ID), F.col(text_col).alias(TEXT))
+    return _sketched(corpus, Settings(width=width, k=k, unit=unit).resolved())
+
+
+def _sketched(corpus: DataFrame, cfg: config_module.Config) -> DataFrame:
     return corpus.transform(
         sketch_documents, width=cfg.sketch.width, k=cfg.sketch.k, unit=cfg.sketch.unit
     ).transform(skip_repeated_ids)
@@ -100,9 +104,7 @@ def near_duplicates(
     cfg = Settings(threshold, verify, candidate_margin, width, k, unit).resolved()
     corpus = df.select(F.col(id_col).alias(DOC_ID), F.col(text_col).alias(TEXT))
     # read by the grouping, the frequency sketch and the join: sketched once
-    documents = cache.persist(
-        sketches(df, id_col=id_col, text_col=text_col, width=width, k=k, unit=unit)
-    )
+    documents = cache.persist(_sketched(corpus, cfg))
     verification = Verification.configured(cfg, corpus)
     return documents.transform(configured_pairs, cfg, verify=verification, cache=cache)
 

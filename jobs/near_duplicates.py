@@ -36,7 +36,7 @@ from jobs.stages import Cache, PairMetrics, Verification, configured_pairs
 from jobs.summary import count_documents
 from jobs.transforms import sketch_documents, skip_repeated_ids
 from jobs.verify import VerifyMetrics
-from shingling.schema import RUN_CONFIG, RUN_SUMMARY, DocumentCounts, PairCounts, RunSummary
+from shingling.schema import RUN_CONFIG, RUN_SUMMARY, PairCounts, RunSummary
 
 log = logging.getLogger("shingling")
 
@@ -87,7 +87,7 @@ def run(
         ).write.parquet(out.table("documents"))
         documents = spark.read.parquet(out.table("documents"))
         # ids are checked on the written table, in the pass that counts it (no pass over the texts)
-        counted = DocumentCounts.from_dict(count_documents(documents.transform(skip_repeated_ids)))
+        counted = count_documents(documents.transform(skip_repeated_ids))
         if counted.skipped[SKIP_DUPLICATE_ID]:  # rare: rewrite, the repeats skipped
             documents.transform(skip_repeated_ids).write.parquet(out.table(CHECKED))
             out.replace(CHECKED, "documents")

@@ -31,6 +31,7 @@ import logging
 import sys
 import time
 import uuid
+from dataclasses import asdict, replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -224,11 +225,16 @@ def run(
                 unusable=observed,
             )
             documents = tx.write_documents(sketched, options)
-            counts = count_documents(documents)
-            segment_documents = counts["read"]
-            for reason, n in unusable_counts(observed).items():
-                counts["skipped"][reason] += n
-                counts["read"] += n
+            counted = count_documents(documents)
+            segment_documents = counted.read
+            unusable = unusable_counts(observed)
+            counts = asdict(
+                replace(
+                    counted,
+                    read=counted.read + sum(unusable.values()),
+                    skipped={r: n + unusable.get(r, 0) for r, n in counted.skipped.items()},
+                )
+            )
             seconds["sketch"] = time.monotonic() - stage
             steps.done(json.dumps(counts))
             hook("sketched")

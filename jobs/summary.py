@@ -10,9 +10,10 @@ from pyspark.sql import functions as F
 
 from jobs.schemas import JACCARD, SKIP_REASON, SKIP_REASONS
 from jobs.verify import EXACT_JACCARD
+from shingling.schema import DocumentCounts
 
 
-def count_documents(documents: DataFrame) -> dict[str, Any]:
+def count_documents(documents: DataFrame) -> DocumentCounts:
     """Documents read, sketched and skipped by reason: one aggregate over the written table."""
     by_reason = {
         r[SKIP_REASON]: r["n"]
@@ -20,7 +21,7 @@ def count_documents(documents: DataFrame) -> dict[str, Any]:
     }
     skipped = {reason: int(by_reason.get(reason, 0)) for reason in SKIP_REASONS}
     sketched = int(by_reason.get(None, 0))
-    return {"read": sketched + sum(skipped.values()), "sketched": sketched, "skipped": skipped}
+    return DocumentCounts(read=sketched + sum(skipped.values()), sketched=sketched, skipped=skipped)
 
 
 def verification_summary(verified: DataFrame, *, cut: float) -> dict[str, Any]:

@@ -7,11 +7,13 @@ One invocation, on the benchmark corpus (bench/corpus.py): the corpus less ``nig
 batches of ``fraction`` each is indexed (a full run, then jobs/build_index.py); ``nights`` nightly
 runs (jobs/nightly.py) each add one batch, as a production index grows. A second index holds the
 same documents in one segment (a full run over the index part and the nights' batches, then
-build_index). Then, side by side, each a whole spark-submit process:
+build_index). A third is the grown index compacted (a copy of it, then jobs/compact_index.py).
+Then, side by side, each a whole spark-submit process:
 
 - **read**: bench/peers/index_read.py on each index (every live sketch and text, as a night reads
   them);
-- **the next night**: jobs/nightly.py with the last batch against each index.
+- **the next night**: jobs/nightly.py with the last batch against each index; the grown index and
+  its compacted copy must write the same pairs (checked).
 
 Written to bench/results/index-nights-<docs>-<time>.json and stdout.
 """
@@ -24,6 +26,8 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+import pyarrow.parquet as pq
+
 from bench.corpus import WORK, CorpusSpec, build
 from bench.nightly_bench import last_json, spark_submit, split, write_result
 
@@ -32,6 +36,12 @@ def disk_files(root: Path) -> tuple[int, int]:
     """Files and bytes under ``root``."""
     files = [p for p in root.rglob("*") if p.is_file()]
     return len(files), sum(p.stat().st_size for p in files)
+
+
+def night_pairs(pairs: Path, run_date: str = "2026-12-01") -> list[tuple]:
+    """The rows of one night's partition of a pair table, sorted."""
+    table = pq.read_table(pairs / f"run_date={run_date}")
+    return sorted(zip(*(table.column(c).to_pylist() for c in table.column_names), strict=True))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -89,15 +99,27 @@ def main(argv: list[str] | None = None) -> int:
            ["--run", str(work / "run-all"), "--index", str(work / "compacted"),
             "--run-date", "2026-11-30", "--output", str(work / "compacted-pairs")])  # fmt: skip
 
+    # the grown index compacted: a copy (hard links: compaction replaces the manifest by a rename
+    # and deletes whole segments, so the grown index keeps its files), then jobs/compact_index.py
+    for part in ("", "-pairs"):
+        shutil.copytree(
+            work / f"grown{part}", work / f"grown-compacted{part}", copy_function=os.link
+        )
+    submit("compact", "jobs/compact_index.py", ["--index", str(work / "grown-compacted")])
+    compaction = last_json(work / "compact.log")
+
     # side by side: reading each, then the next night against each
+    names = ("grown", "compacted", "grown-compacted")
     reads = {}
-    for name in ("grown", "compacted"):
+    for name in names:
         submit(f"read-{name}", "bench/peers/index_read.py", ["--index", str(work / name)])
         reads[name] = last_json(work / f"read-{name}.log")
-    for name in ("grown", "compacted"):
+    for name in names:
         submit(f"next-night-{name}", "jobs/nightly.py",
                ["--batch", str(probe), "--index", str(work / name),
                 "--output", str(work / f"{name}-pairs"), "--run-date", "2026-12-01"])  # fmt: skip
+    same = night_pairs(work / "grown-pairs") == night_pairs(work / "grown-compacted-pairs")
+    assert same, "the next night wrote other pairs against the compacted copy"
     result = {
         "docs": args.docs,
         "nights": args.nights,
@@ -113,13 +135,21 @@ def main(argv: list[str] | None = None) -> int:
         "next_night_grown_over_compacted": round(
             seconds["next-night-grown"] / seconds["next-night-compacted"], 3
         ),
+        "read_grown_compacted_over_compacted": round(
+            seconds["read-grown-compacted"] / seconds["read-compacted"], 3
+        ),
+        "next_night_grown_compacted_over_compacted": round(
+            seconds["next-night-grown-compacted"] / seconds["next-night-compacted"], 3
+        ),
+        "next_night_same_pairs_after_compaction": same,
+        "compaction": compaction,
         "reads": reads,
         "files": {
             name: dict(zip(("files", "bytes"), disk_files(work / name), strict=True))
-            for name in ("grown", "compacted")
+            for name in names
         },
         "next_night_summaries": {
-            name: last_json(work / f"next-night-{name}.log") for name in ("grown", "compacted")
+            name: last_json(work / f"next-night-{name}.log") for name in names
         },
     }
     print(write_result(f"index-nights-{args.docs}", result))

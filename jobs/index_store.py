@@ -29,6 +29,11 @@ index (``jobs/nightly.py`` each night, ``jobs/build_index.py`` once) goes throug
    already records both paths, so if the run dies between 5 and 6 the next run (step 2) does the
    rename: the pair table can lag a committed index by one rename, never hold an uncommitted run.
 
+A compaction (``jobs/compact_index.py``, :class:`Compaction`) follows the same steps with no pair
+partition: under the lock, after recovery, it writes the live rows of every segment as one new
+segment aside, checks the base version, and commits a manifest that names that segment alone;
+then it deletes the replaced segments (if it dies first, step 2 of the next run deletes them).
+
 Test hook: when the environment variable ``SHINGLING_TEST_HOOK`` is ``<point>=exit`` the process
 exits at once (``os._exit(97)``, no clean-up) on reaching ``<point>``; ``<point>=sleep:<seconds>``
 makes it sleep there (the tests kill it meanwhile, or start a second run). The points are named in
@@ -57,7 +62,7 @@ from jobs.errors import ConfigError, ExitCode, ShinglingError
 from jobs.io import TEST_HOOK_ENV as TEST_HOOK_ENV  # re-exported: the tests set it from here
 from jobs.io import Files, hook, qualified
 from jobs.paths import check_output_name, check_paths, is_local, local_part
-from jobs.schemas import DOC_ID, SKETCH
+from jobs.schemas import DOC_ID, SKETCH, TEXT
 from shingling.index import (
     ADDED,
     DOCUMENTS,
@@ -82,6 +87,12 @@ STAGING = "_staging"
 
 class MissingTextsError(ShinglingError):
     """The index keeps no texts for a segment whose documents a verified pair needs."""
+
+    exit_code = ExitCode.BAD_INPUT
+
+
+class IndexCountsError(ShinglingError):
+    """The index's segments hold other live counts than its manifest records."""
 
     exit_code = ExitCode.BAD_INPUT
 
@@ -294,6 +305,29 @@ class IndexStore:
     def begin(self, base: Manifest, run_date: str, run_id: str) -> Transaction:
         return Transaction(self, base, run_date, run_id)
 
+    def begin_compaction(self, base: Manifest, run_id: str) -> Compaction:
+        return Compaction(self, base, run_id)
+
+    def check_current(self, base: Manifest) -> None:
+        """Protocol step 4: ConcurrentCommitError unless ``base`` is still the committed version."""
+        current = self.manifest()
+        if (current.version if current else 0) != base.version:
+            raise ConcurrentCommitError(
+                f"index {self.root} moved from version {base.version} to"
+                f" {current.version if current else 0} during this run; nothing committed"
+            )
+
+    def swap_manifest(self, new: Manifest) -> None:
+        """Protocol step 5, the commit point: the version file (exclusive create), then the
+        manifest replaced by a rename."""
+        text = new.to_json()
+        if not self.files.create_exclusive(version_path(self.root, new.version), text):
+            raise ConcurrentCommitError(
+                f"version {new.version} of {self.root} was committed by another run"
+            )
+        hook("versioned")
+        self.files.replace_file(f"{self.root}/{MANIFEST}", text)
+
 
 class Transaction:
     """One run's additions: a segment and a pair partition, written aside, committed at once."""
@@ -378,13 +412,7 @@ class Transaction:
     def commit(self, settings: dict[str, Any], id_type: str, run: dict[str, Any]) -> Manifest:
         """Protocol steps 4 and 5: check the base is still current, then swap the manifest."""
         assert self.info is not None
-        store = self.store
-        current = store.manifest()
-        if (current.version if current else 0) != self.base.version:
-            raise ConcurrentCommitError(
-                f"index {store.root} moved from version {self.base.version} to"
-                f" {current.version if current else 0} during this run; nothing committed"
-            )
+        self.store.check_current(self.base)
         live_docs = self.base.live_documents - self.info.superseded + self.info.documents
         live_postings = self.base.live_postings - self.replaced_postings() + self.info.postings
         entry = {"segment": self.segment_id, "run_id": self.run_id, **run}
@@ -401,13 +429,7 @@ class Transaction:
             live_documents=live_docs,
             live_postings=live_postings,
         )
-        text = new.to_json()
-        if not store.files.create_exclusive(version_path(store.root, new.version), text):
-            raise ConcurrentCommitError(
-                f"version {new.version} of {store.root} was committed by another run"
-            )
-        hook("versioned")
-        store.files.replace_file(f"{store.root}/{MANIFEST}", text)
+        self.store.swap_manifest(new)
         self.committed = True
         return new
 
@@ -437,6 +459,108 @@ class Transaction:
                 f" at {self.staged_pairs}; the next run on this index moves it to"
                 f" {self.final_pairs}, or move it there yourself"
             ) from e
+
+
+class Compaction:
+    """One index's live rows rewritten as one segment, committed like a night.
+
+    The live rows of every segment (those no later segment supersedes) are written aside as a new
+    segment (documents sorted by id, postings sorted by hash, texts when the index keeps them, no
+    superseded rows); the commit replaces the manifest's segment list by that one segment, with
+    the same live documents and postings (checked before the commit) and the same runs. The
+    replaced segments are deleted after the commit; if the process dies first, the next run's
+    recovery deletes them (they are no longer named by the manifest).
+    """
+
+    def __init__(self, store: IndexStore, base: Manifest, run_id: str) -> None:
+        self.store = store
+        self.base = base
+        self.run_id = run_id
+        self.segment_id = f"{base.version + 1:06d}-compact-{run_id}"
+        self.segment = segment_path(store.root, self.segment_id)
+        self.info: SegmentInfo | None = None
+        self.committed = False
+
+    def write(self, options: WriteOptions) -> SegmentInfo:
+        """Write the new segment aside (nothing visible changes); returns what it holds.
+
+        Raises:
+            IndexCountsError: the rows written differ from the manifest's live counts.
+            MissingTextsError: the index keeps texts, but a segment has none.
+        """
+        store, base = self.store, self.base
+        spark = store.spark
+        live = store.live_documents(base)
+        assert live is not None
+        documents_path = f"{self.segment}/{DOCUMENTS}"
+        _write_sorted(
+            live.withColumn(SEGMENT, F.lit(self.segment_id)),
+            documents_path,
+            DOC_ID,
+            base.live_documents,
+            options,
+        )
+        written = spark.read.parquet(documents_path)
+        row = written.agg(
+            F.count(F.lit(1)).alias("documents"),
+            F.sum(F.coalesce(F.size(SKETCH), F.lit(0))).alias("postings"),
+        ).first()
+        assert row is not None
+        documents, postings = int(row["documents"]), int(row["postings"] or 0)
+        if (documents, postings) != (base.live_documents, base.live_postings):
+            raise IndexCountsError(
+                f"index {store.root} version {base.version}: its segments hold {documents} live"
+                f" documents and {postings} postings, its manifest says {base.live_documents} and"
+                f" {base.live_postings}; nothing was compacted"
+            )
+        hashes = written.where(F.col(SKETCH).isNotNull()).select(
+            F.explode(SKETCH).alias(HASH), DOC_ID
+        )
+        _write_sorted(hashes, f"{self.segment}/{POSTINGS}", HASH, postings, options)
+        spark.createDataFrame([], written.select(DOC_ID, SEGMENT).schema).coalesce(1).write.parquet(
+            f"{self.segment}/{SUPERSEDED}"
+        )
+        if base.settings.get("verify"):
+            texts = store.live_texts(base)
+            assert texts is not None
+            kept = texts.join(live.select(DOC_ID, SEGMENT), [DOC_ID, SEGMENT], "left_semi")
+            (
+                kept.select(DOC_ID, TEXT)
+                .repartitionByRange(_file_count(documents, options), DOC_ID)
+                .sortWithinPartitions(DOC_ID)
+                .write.option("compression", "zstd")
+                .option("parquet.block.size", str(options.row_group_bytes))
+                .parquet(f"{self.segment}/{TEXTS}")
+            )
+        run_date = base.last_run_date or (base.segments[-1].run_date if base.segments else "")
+        self.info = SegmentInfo(self.segment_id, run_date, documents, postings, 0)
+        return self.info
+
+    def commit(self) -> Manifest:
+        """Protocol steps 4 and 5: the manifest now names the one new segment."""
+        assert self.info is not None
+        self.store.check_current(self.base)
+        new = replace(
+            self.base,
+            version=self.base.version + 1,
+            created_at=datetime.now(UTC).isoformat(timespec="seconds"),
+            segments=(self.info,),
+        )
+        self.store.swap_manifest(new)
+        self.committed = True
+        return new
+
+    def abort(self) -> None:
+        """Delete the new segment, unless the compaction committed."""
+        if not self.committed:
+            self.store.files.delete(self.segment)
+
+    def delete_replaced(self) -> int:
+        """After the commit: delete the segments the compacted one replaced; returns how many."""
+        assert self.committed
+        for s in self.base.segments:
+            self.store.files.delete(segment_path(self.store.root, s.id))
+        return len(self.base.segments)
 
 
 def check_run_date(value: str) -> str:

@@ -42,6 +42,7 @@ JOBS = {
     "dedup": "jobs.dedup",
     "nightly": "jobs.nightly",
     "build-index": "jobs.build_index",
+    "compact-index": "jobs.compact_index",
 }
 PACKAGES = ("shingling", "jobs")
 LOCAL_PROPERTIES = Path(__file__).resolve().parents[1] / "conf" / "spark-local.conf"

@@ -13,7 +13,9 @@ Layout
       _versions/00000003.json      every committed manifest, kept for history (never read to open)
       _lock                        the writers' lock (see jobs/index_store.py); readers ignore it
       segments/
-        000001-<run id>/           one segment per committed run (the build, then one per night)
+        000001-<run id>/           one segment per committed run (the build, then one per night);
+                                   a compaction (jobs/compact_index.py) replaces them all by one,
+                                   000031-compact-<run id>, holding their live rows
           documents/*.parquet      doc_id, n_words, n_shingles, sketch, text_hash, skip_reason,
                                    added,
                                    segment (this segment's id, so Spark can tell segments apart)

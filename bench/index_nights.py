@@ -101,9 +101,12 @@ def main(argv: list[str] | None = None) -> int:
 
     # the grown index compacted: a copy (hard links: compaction replaces the manifest by a rename
     # and deletes whole segments, so the grown index keeps its files), then jobs/compact_index.py
-    for part in ("", "-pairs"):
+    for suffix in ("", "-pairs"):
         shutil.copytree(
-            work / f"grown{part}", work / f"grown-compacted{part}", copy_function=os.link
+            work / f"grown{suffix}",
+            work / f"grown-compacted{suffix}",
+            copy_function=os.link,
+            ignore=shutil.ignore_patterns("_lock"),  # written in place by each run's lock
         )
     submit("compact", "jobs/compact_index.py", ["--index", str(work / "grown-compacted")])
     compaction = last_json(work / "compact.log")

@@ -2,8 +2,8 @@
 
 The steps of :mod:`jobs.transforms` and :mod:`jobs.verify` build plans and run nothing. Some
 plans need figures first: how many groups of exact copies there are (broadcast or shuffled), the
-frequency sketch that orders the join prefixes (counted on the executors, broadcast), the
-candidates that the texts are filtered by (persisted and computed once). This module computes them, owns the broadcasts and
+frequency sketch that orders the join prefixes (counted on the executors, broadcast), the bitmap
+of the candidates' ids that filters the texts. This module computes them, owns the broadcasts and
 the caches (a :class:`Cache` records what is persisted, for the caller to release once the result
 is written), and chains the steps: :func:`near_duplicate_pairs` is the pair stage of
 ``jobs/near_duplicates.py``, of ``jobs.api.near_duplicates`` and of the tests' reference runs.
@@ -16,12 +16,13 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 from pyspark.sql import DataFrame, Observation, SparkSession
 from pyspark.sql import functions as F
 
 from jobs.config import Config
-from jobs.schemas import DOC_A, DOC_B, RELATION, SKETCH
+from jobs.schemas import DOC_A, DOC_B, DOC_ID, RELATION, SKETCH
 from jobs.transforms import (
     SharedFrequencies,
     containment_candidates,
@@ -34,7 +35,13 @@ from jobs.transforms import (
     scored_prefix_pairs,
     sketched_only,
 )
-from jobs.verify import VerifyMetrics, id_bitmap_bits, id_buckets, verify_candidates
+from jobs.verify import (
+    BITMAP_BUCKET_BITS,
+    VerifyMetrics,
+    id_bitmap_bits,
+    id_position,
+    verify_candidates,
+)
 from shingling.fast.frequency import FrequencySketch, add_counts
 from shingling.fast.postings import sketch_arrays
 from shingling.pairs import candidate_threshold
@@ -111,6 +118,35 @@ def hash_frequencies(reps: DataFrame, *, k: int, sketch: FrequencySketch) -> Fre
     return FrequencySketch.from_blocks(width, depth, dict(found), n)
 
 
+def candidate_id_bitmap(candidates: DataFrame, *, bits: int) -> bytes:
+    """The bitmap (``bits`` bits, bit p at byte p // 8, bit p % 8) of every id of ``candidates``.
+
+    A Spark job: each row of an aggregate is one bucket's bitmap (Spark's
+    ``bitmap_construct_agg``), built on the executors; only the buckets (at most ``bits`` / 8
+    bytes) come to the driver.
+    """
+    ids = candidates.select(F.col(DOC_A).alias(DOC_ID)).unionByName(
+        candidates.select(F.col(DOC_B).alias(DOC_ID))
+    )
+    at = id_position(F.col(DOC_ID), bits) + 1  # the bitmap functions count from 1
+    buckets = (
+        ids.select(
+            F.bitmap_bucket_number(at).alias("bucket"), F.bitmap_bit_position(at).alias("bit")
+        )
+        .groupBy("bucket")
+        .agg(F.bitmap_construct_agg("bit").alias("bitmap"))
+        .toArrow()
+    )
+    bitmap = np.zeros(bits // 8, dtype=np.uint8)
+    size = BITMAP_BUCKET_BITS // 8
+    for bucket, part in zip(
+        buckets.column("bucket").to_pylist(), buckets.column("bitmap").to_pylist(), strict=True
+    ):
+        start = (bucket - 1) * size
+        bitmap[start : start + size] = np.frombuffer(part, dtype=np.uint8)  # bits: whole buckets
+    return bitmap.tobytes()
+
+
 @dataclass(frozen=True)
 class Verification:
     """How :func:`near_duplicate_pairs` verifies its candidates: the texts (doc_id, text), the
@@ -147,14 +183,15 @@ class Verification:
     ) -> DataFrame:
         """Candidates -> the pairs whose exact scores pass (:func:`jobs.verify.verify_candidates`).
 
-        A Spark job runs here: the candidates are persisted (in ``cache``) and computed, once, so
-        that the bitmap of their ids (:func:`jobs.verify.id_buckets`, sized for a corpus of
-        ``documents``) that filters the texts and the pairs that meet those texts are read from the
-        same rows.
+        A Spark job runs here: the candidates are persisted (in ``cache``) and their ids gathered
+        into a bitmap (:func:`candidate_id_bitmap`, sized for a corpus of ``documents``) that is
+        broadcast to filter the texts.
         """
         candidates = (cache or Cache()).persist(candidates)
-        candidates.count()
         bits = id_bitmap_bits(documents)
+        shared = candidates.sparkSession.sparkContext.broadcast(
+            candidate_id_bitmap(candidates, bits=bits)
+        )
         return verify_candidates(
             candidates,
             self.texts,
@@ -163,7 +200,7 @@ class Verification:
             threshold=threshold,
             containment_threshold=containment_threshold,
             metrics=self.metrics,
-            buckets=id_buckets(candidates, bits=bits),
+            bitmap=shared,
             bits=bits,
         )
 

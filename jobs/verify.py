@@ -21,10 +21,11 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+from pyspark import Broadcast
 from pyspark.sql import Column, DataFrame, Observation
 from pyspark.sql import functions as F
 from pyspark.sql.pandas.types import to_arrow_schema
-from pyspark.sql.types import DoubleType, LongType, StructField, StructType
+from pyspark.sql.types import BooleanType, DoubleType, LongType, StructField, StructType
 
 from jobs.errors import ExitCode, ShinglingError
 from jobs.rules import relation, sizes_may_reach
@@ -199,15 +200,10 @@ class VerifyMetrics:
 
 
 # The candidates' ids, as a bitmap that filters the texts before they are shuffled. Spark's bitmap
-# functions build it on the executors, one bucket of BITMAP_BUCKET_BITS bits per row, and the texts
-# are tested against it in the JVM (a broadcast join on the bucket, then the bit is read): no
-# Python worker, no Python broadcast, and the bitmap never passes through this process.
+# functions build it on the executors, one bucket of BITMAP_BUCKET_BITS bits per row.
 BITMAP_BUCKET_BITS = 32768
 ID_BITMAP_MIN_BITS = 1 << 20
 ID_BITMAP_MAX_BITS = 1 << 28  # 32 MiB: beyond that the filter lets more texts through, never fewer
-BUCKET = "_id_bucket"
-BIT = "_id_bit"
-BITMAP = "_id_bitmap"
 
 
 def id_bitmap_bits(documents: int) -> int:
@@ -227,33 +223,16 @@ def id_position(ids: Column, bits: int) -> Column:
     return F.pmod(F.xxhash64(ids), F.lit(bits))
 
 
-def _bucket_and_bit(ids: Column, bits: int) -> tuple[Column, Column]:
-    at = id_position(ids, bits) + 1  # the bitmap functions count from 1
-    return F.bitmap_bucket_number(at).alias(BUCKET), F.bitmap_bit_position(at).alias(BIT)
+def in_bitmap(bitmap: Any, bits: int) -> Any:
+    """An Arrow UDF: whether each id's bit is set in the broadcast ``bitmap``."""
 
+    @F.arrow_udf(BooleanType())  # type: ignore[call-overload]
+    def member(ids_hashed: pa.Array) -> pa.Array:
+        table = np.frombuffer(bitmap.value, dtype=np.uint8)
+        p = ids_hashed.to_numpy(zero_copy_only=False)
+        return pa.array(((table[p >> 3] >> (p & 7)) & 1).astype(bool))
 
-def id_buckets(candidates: DataFrame, *, bits: int) -> DataFrame:
-    """Candidate pairs -> (bucket, bitmap) rows: the bitmap of ``bits`` bits holding both ids of
-    every pair, one row per bucket that holds any (Spark's ``bitmap_construct_agg``; bit p of the
-    whole bitmap is bit p % 8 of byte p // 8 of the bucket's). A plan: nothing runs here."""
-    ids = candidates.select(F.col(DOC_A).alias(DOC_ID)).unionByName(
-        candidates.select(F.col(DOC_B).alias(DOC_ID))
-    )
-    return (
-        ids.select(*_bucket_and_bit(F.col(DOC_ID), bits))
-        .groupBy(BUCKET)
-        .agg(F.bitmap_construct_agg(BIT).alias(BITMAP))
-    )
-
-
-def in_id_buckets(rows: DataFrame, buckets: DataFrame, *, bits: int) -> DataFrame:
-    """The rows whose ``doc_id`` has its bit set in ``buckets`` (:func:`id_buckets`): each row
-    meets its bucket's bitmap by a broadcast join (a bucket holds 4 KiB; at most
-    ``bits`` / 8 bytes in all), then the bit is read from the bitmap's byte."""
-    bucket, bit = _bucket_and_bit(F.col(DOC_ID), bits)
-    tagged = rows.select("*", bucket, bit).join(F.broadcast(buckets), BUCKET)
-    byte = F.conv(F.hex(F.substr(F.col(BITMAP), F.floor(F.col(BIT) / 8) + 1, F.lit(1))), 16, 10)
-    return tagged.where(F.getbit(byte.cast("int"), F.col(BIT) % 8) == 1).select(*rows.columns)
+    return lambda ids: member(id_position(ids, bits))
 
 
 def verify_candidates(
@@ -265,15 +244,15 @@ def verify_candidates(
     threshold: float,
     containment_threshold: float | None = None,
     metrics: VerifyMetrics | None = None,
-    buckets: DataFrame | None = None,
+    bitmap: Broadcast[bytes] | None = None,
     bits: int = 0,
 ) -> DataFrame:
     """Candidate pairs (the pair table's columns, scored from the sketches) + (doc_id, text) ->
     the pairs whose **exact** scores pass, with ``jaccard`` and the containments exact and
     ``jaccard_estimate`` the sketch's figure.
 
-    Only the texts of the candidates' documents travel: with ``buckets``, a bitmap of ``bits``
-    bits holding the candidates' ids (:func:`id_buckets` of ``candidates``), the texts
+    Only the texts of the candidates' documents travel: with ``bitmap``, a broadcast of ``bits``
+    bits holding the candidates' ids (:func:`jobs.stages.candidate_id_bitmap` builds it), the texts
     whose id it holds (and a few others, which meet no pair) are shuffled once by id; each pair
     meets its two texts by two joins on that one shuffle, and one Arrow function per batch
     computes every pair's exact overlap (:func:`shingling.fast.batch.overlap_batch`, compiled). Batches
@@ -281,8 +260,8 @@ def verify_candidates(
     travel alone. A candidate whose text is missing fails the job (:class:`MissingTextError`):
     a pair is never written unverified.
 
-    Building the plan runs nothing; the caller persists ``candidates`` (and computes them once)
-    when they are also read to build the bitmap (:meth:`jobs.stages.Verification.decide`).
+    Building the plan runs nothing; the caller persists ``candidates`` when they are also read to
+    build the bitmap (:func:`jobs.stages.verified`).
     """
     if containment_threshold is None:
         # a pair whose shingle-set sizes alone keep its Jaccard under the threshold is decided
@@ -291,8 +270,8 @@ def verify_candidates(
             sizes_may_reach(F.col(SHINGLES_A), F.col(SHINGLES_B), threshold)
         )
     needed = texts.select(DOC_ID, TEXT)
-    if buckets is not None:  # filtered where they are read
-        needed = in_id_buckets(needed, buckets, bits=bits)
+    if bitmap is not None:  # filtered where they are read
+        needed = needed.where(in_bitmap(bitmap, bits)(F.col(DOC_ID)))
     # shuffled once by id: both joins below read that shuffle
     needed = needed.repartition(DOC_ID)
     # texts are never broadcast (a left join may only broadcast its right side, here the texts,

@@ -14,6 +14,7 @@ from testdata import SAMPLE_CORPUS
 from jobs.schemas import DOC_A, DOC_B, DOC_ID, TEXT
 from jobs.stages import (
     Cache,
+    candidate_id_bitmap,
     hash_frequencies,
     near_duplicate_pairs,
     share_frequencies,
@@ -27,7 +28,7 @@ from jobs.transforms import (
     sketch_documents,
     sketched_only,
 )
-from jobs.verify import id_bitmap_bits, id_buckets, verify_candidates
+from jobs.verify import id_bitmap_bits, verify_candidates
 from shingling.fast.frequency import FrequencySketch
 
 JOBS = Path(__file__).resolve().parents[2] / "jobs"
@@ -99,6 +100,7 @@ def test_building_the_pair_stage_plans_runs_no_spark_job(spark: SparkSession) ->
     )
     every_id = corpus.select(F.col(DOC_ID).alias(DOC_A), F.col(DOC_ID).alias(DOC_B))
     bits = id_bitmap_bits(669)
+    bitmap = spark.sparkContext.broadcast(candidate_id_bitmap(every_id, bits=bits))
 
     def plans() -> DataFrame:
         docs = sketch_documents(corpus, width=4, k=20)
@@ -114,7 +116,7 @@ def test_building_the_pair_stage_plans_runs_no_spark_job(spark: SparkSession) ->
             width=4,
             unit="words",
             threshold=0.5,
-            buckets=id_buckets(every_id, bits=bits),
+            bitmap=bitmap,
             bits=bits,
         )
         return expand_groups(verified, grouped, max_exact_group=100, k=20)

@@ -275,7 +275,8 @@ class IndexStore:
             dead = self.spark.read.parquet(
                 *[f"{segment_path(self.root, s.id)}/{SUPERSEDED}" for s in replaced]
             )
-            docs = docs.join(dead, [DOC_ID, SEGMENT], "left_anti")
+            # the join puts its keys first: the columns keep the documents' order
+            docs = docs.join(dead, [DOC_ID, SEGMENT], "left_anti").select(*docs.columns)
         return docs
 
     def live_texts(self, manifest: Manifest) -> DataFrame | None:
@@ -292,9 +293,10 @@ class IndexStore:
             path = f"{segment_path(self.root, s.id)}/{TEXTS}"
             if not self.files.exists(path):
                 raise MissingTextsError(
-                    f"index segment {s.id} (run {s.run_date}) keeps no texts, so the pairs its"
-                    " documents make cannot be verified: it was written with pairs.verify = false."
-                    " Run the nightly with --set pairs.verify=false, or build a new index"
+                    f"index segment {s.id} (run {s.run_date}) keeps no texts (it was written with"
+                    " pairs.verify = false, or its texts/ was removed), so the pairs its documents"
+                    " make cannot be verified: run the nightly with --set pairs.verify=false, or"
+                    " build a new index"
                 )
             parts.append(self.spark.read.parquet(path).withColumn(SEGMENT, F.lit(s.id)))
         texts = parts[0]

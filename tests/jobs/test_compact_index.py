@@ -7,6 +7,7 @@ arriving again with another text.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -25,7 +26,7 @@ from test_nightly import kill_group, run_night, visible_state, wait_for_hook, wr
 from jobs import compact_index, nightly
 from jobs import config as config_module
 from jobs.errors import BadInputError
-from jobs.index_store import TEST_HOOK_ENV, Compaction
+from jobs.index_store import TEST_HOOK_ENV, Compaction, IndexCountsError
 from shingling.index import open_index
 
 REPO = Path(__file__).resolve().parents[2]
@@ -55,6 +56,23 @@ def three_nights(corpus: pa.Table, tmp: Path, spark: SparkSession) -> np.ndarray
     return perm
 
 
+@pytest.fixture(scope="module")
+def nights(spark, corpus, tmp_path_factory) -> tuple[Path, np.ndarray]:
+    """The three nights, run once for the module: (their directory, the order of the rows)."""
+    base = tmp_path_factory.mktemp("three-nights")
+    return base, three_nights(corpus, base, spark)
+
+
+def copy_nights(nights: tuple[Path, np.ndarray], tmp: Path) -> np.ndarray:
+    """A copy of the three nights' index, pair table and batches in ``tmp``; the rows' order."""
+    base, perm = nights
+    for name in ("index", "pairs"):
+        shutil.copytree(base / name, tmp / name)
+    for batch in base.glob("b*.parquet"):
+        shutil.copy(batch, tmp / batch.name)
+    return perm
+
+
 def live_rows(spark: SparkSession, index: Path) -> DataFrame:
     """The live documents rows, read by hand from the files of the manifest's segments."""
     segments = [str(index / "segments" / s.id) for s in open_index(str(index)).manifest.segments]
@@ -80,9 +98,9 @@ def live_texts(spark: SparkSession, index: Path) -> DataFrame:
 
 
 def test_compaction_keeps_the_live_rows_and_the_next_night_is_unchanged(
-    spark, corpus, tmp_path
+    spark, corpus, nights, tmp_path
 ) -> None:
-    perm = three_nights(corpus, tmp_path, spark)
+    perm = copy_nights(nights, tmp_path)
     twin = tmp_path / "twin"  # the same index and pair table, never compacted
     twin.mkdir()
     shutil.copytree(tmp_path / "index", twin / "index")
@@ -109,6 +127,12 @@ def test_compaction_keeps_the_live_rows_and_the_next_night_is_unchanged(
     assert {p.name for p in (index / "segments").iterdir()} == {after.segments[0].id}
     assertDataFrameEqual(live_rows(spark, index).drop("segment"), rows_before)
     assertDataFrameEqual(live_texts(spark, index), texts_before)
+    # the documents' columns in the layout's order (shingling/index.py), as a night writes them
+    compacted = index / "segments" / after.segments[0].id / "documents"
+    night = twin / "index" / "segments" / before.segments[-1].id / "documents"
+    assert pq.read_schema(next(compacted.glob("*.parquet"))).names == (
+        pq.read_schema(next(night.glob("*.parquet"))).names
+    )
     postings = spark.read.parquet(str(index / "segments" / after.segments[0].id / "postings"))
     exploded = rows_before.select(F.explode("sketch").alias("hash"), "doc_id")
     assertDataFrameEqual(postings, exploded)
@@ -148,21 +172,21 @@ def test_compaction_keeps_the_live_rows_and_the_next_night_is_unchanged(
     assert open_index(str(index)).manifest.version == after.version + 2
 
 
-def test_a_compaction_dead_after_its_commit_is_committed_and_cleaned_up_next_time(
-    spark, corpus, tmp_path, monkeypatch
+def test_a_compaction_that_cannot_delete_the_replaced_segments_is_committed_all_the_same(
+    spark, nights, tmp_path, monkeypatch
 ) -> None:
-    three_nights(corpus, tmp_path, spark)
+    copy_nights(nights, tmp_path)
     index = tmp_path / "index"
     before = open_index(str(index)).manifest
     rows_before = live_rows(spark, index).drop("segment").localCheckpoint()
 
-    def dies(self: Compaction) -> int:
-        raise RuntimeError("died after the commit")
+    def fails(self: Compaction) -> int:
+        raise OSError("the filesystem refused")
 
-    monkeypatch.setattr(Compaction, "delete_replaced", dies)
-    with pytest.raises(RuntimeError):
-        compact_index.compact(spark, CFG, index_path=str(index))
+    monkeypatch.setattr(Compaction, "delete_replaced", fails)
+    summary = compact_index.compact(spark, CFG, index_path=str(index))
     monkeypatch.undo()
+    assert summary["status"] == "committed" and summary["after"]["segments_deleted"] == 0
     after = open_index(str(index)).manifest
     assert after.version == before.version + 1 and len(after.segments) == 1
     assertDataFrameEqual(live_rows(spark, index).drop("segment"), rows_before)
@@ -174,8 +198,23 @@ def test_a_compaction_dead_after_its_commit_is_committed_and_cleaned_up_next_tim
     assert [p.name for p in (index / "segments").iterdir()] == [after.segments[0].id]
 
 
-def test_a_killed_compaction_changes_nothing_and_holds_the_lock(spark, corpus, tmp_path) -> None:
-    three_nights(corpus, tmp_path, spark)
+def test_an_index_whose_files_disagree_with_its_manifest_is_not_compacted(
+    spark, nights, tmp_path
+) -> None:
+    copy_nights(nights, tmp_path)
+    manifest = tmp_path / "index" / "_manifest.json"
+    d = json.loads(manifest.read_text())
+    d["live_documents"] += 1  # one document more than the segments hold
+    manifest.write_text(json.dumps(d))
+    before = visible_state(tmp_path)
+    with pytest.raises(IndexCountsError, match="its manifest says"):
+        compact_index.compact(spark, CFG, index_path=str(tmp_path / "index"))
+    assert visible_state(tmp_path) == before
+    assert len(list((tmp_path / "index" / "segments").iterdir())) == 3  # the new one deleted
+
+
+def test_a_killed_compaction_changes_nothing_and_holds_the_lock(spark, nights, tmp_path) -> None:
+    copy_nights(nights, tmp_path)
     before = visible_state(tmp_path)
     env = dict(os.environ, PYSPARK_PYTHON=sys.executable, PYSPARK_DRIVER_PYTHON=sys.executable)
     env[TEST_HOOK_ENV] = "index_written=sleep:600"
@@ -212,3 +251,13 @@ def test_bad_arguments_and_a_missing_index_are_refused(spark, tmp_path) -> None:
     assert compact_index.main(["--index", str(tmp_path / "index"), "--min-segments", "0"]) == 2
     with pytest.raises(BadInputError, match="holds no committed index"):
         compact_index.compact(spark, CFG, index_path=str(tmp_path / "index"))
+    assert not (tmp_path / "index").exists()  # nothing created at a mistyped path
+    # a directory that lost its manifest: refused, its files left as they are
+    (tmp_path / "lost" / "segments" / "000001-x").mkdir(parents=True)
+    (tmp_path / "lost" / "_versions").mkdir()
+    (tmp_path / "lost" / "_versions" / "00000001.json").write_text("{}")
+    with pytest.raises(BadInputError):
+        compact_index.compact(spark, CFG, index_path=str(tmp_path / "lost"))
+    assert sorted(p.name for p in (tmp_path / "lost").rglob("*")) == sorted(
+        ["000001-x", "00000001.json", "_versions", "segments"]
+    )

@@ -36,7 +36,7 @@ from pyspark.sql import SparkSession
 
 from jobs import config as config_module
 from jobs.errors import EXIT_CODES_HELP, BadInputError, ConfigError
-from jobs.index_store import IndexStore, hook, write_options
+from jobs.index_store import IndexStore, add_lock_argument, hook, write_options
 from jobs.paths import check_output_name
 from jobs.session import Steps, Work, run_main
 
@@ -59,11 +59,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         " (default 2)",
     )
     config_module.add_config_arguments(parser, overwrite=False)
-    parser.add_argument(
-        "--break-lock",
-        action="store_true",
-        help="remove a dead run's lock first (only needed on filesystems without flock, e.g. HDFS)",
-    )
+    add_lock_argument(parser)
     return parser.parse_args(argv)
 
 

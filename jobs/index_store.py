@@ -43,6 +43,7 @@ Never set it in production.
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import fcntl
 import json
@@ -153,6 +154,30 @@ def _write_sorted(df: DataFrame, path: str, column: str, rows: int, options: Wri
         .sortWithinPartitions(column)
         .write.option("parquet.block.size", str(options.row_group_bytes))
         .parquet(path)
+    )
+
+
+def _write_texts(texts: DataFrame, path: str, options: WriteOptions) -> None:
+    """(doc_id, text) as a segment's texts: zstd-compressed, sorted by id within each file."""
+    texts.sortWithinPartitions(DOC_ID).write.option("compression", "zstd").option(
+        "parquet.block.size", str(options.row_group_bytes)
+    ).parquet(path)
+
+
+def _write_postings(documents: DataFrame, path: str, postings: int, options: WriteOptions) -> None:
+    """A segment's postings: (hash, doc_id) of every sketch hash of ``documents``, sorted by hash."""
+    hashes = documents.where(F.col(SKETCH).isNotNull()).select(
+        F.explode(SKETCH).alias(HASH), DOC_ID
+    )
+    _write_sorted(hashes, path, HASH, postings, options)
+
+
+def add_lock_argument(parser: argparse.ArgumentParser) -> None:
+    """The ``--break-lock`` option of the jobs that write an index."""
+    parser.add_argument(
+        "--break-lock",
+        action="store_true",
+        help="remove a dead run's lock first (only needed on filesystems without flock, e.g. HDFS)",
     )
 
 
@@ -366,9 +391,7 @@ class Transaction:
 
     def write_texts(self, texts: DataFrame, options: WriteOptions) -> None:
         """Write the run's (doc_id, text) as the segment's texts, zstd-compressed, sorted by id."""
-        texts.sortWithinPartitions(DOC_ID).write.option("compression", "zstd").option(
-            "parquet.block.size", str(options.row_group_bytes)
-        ).parquet(self.texts_path)
+        _write_texts(texts, self.texts_path, options)
 
     def stage_pairs(self, pairs: DataFrame) -> None:
         assert self.staged_pairs is not None
@@ -380,11 +403,8 @@ class Transaction:
         """Write the segment's postings and the rows it replaces (``live``: the index before)."""
         spark = self.store.spark
         written = spark.read.parquet(self.documents_path)
-        postings = written.where(F.col(SKETCH).isNotNull()).select(
-            F.explode(SKETCH).alias(HASH), DOC_ID
-        )
         n_postings = int(written.agg(F.sum(F.coalesce(F.size(SKETCH), F.lit(0)))).first()[0] or 0)  # type: ignore[index]
-        _write_sorted(postings, f"{self.segment}/{POSTINGS}", HASH, n_postings, options)
+        _write_postings(written, f"{self.segment}/{POSTINGS}", n_postings, options)
         ids = written.select(DOC_ID)
         if live is not None:
             superseded = live.select(DOC_ID, SEGMENT).join(F.broadcast(ids), DOC_ID, "left_semi")
@@ -515,10 +535,7 @@ class Compaction:
                 f" documents and {postings} postings, its manifest says {base.live_documents} and"
                 f" {base.live_postings}; nothing was compacted"
             )
-        hashes = written.where(F.col(SKETCH).isNotNull()).select(
-            F.explode(SKETCH).alias(HASH), DOC_ID
-        )
-        _write_sorted(hashes, f"{self.segment}/{POSTINGS}", HASH, postings, options)
+        _write_postings(written, f"{self.segment}/{POSTINGS}", postings, options)
         spark.createDataFrame([], written.select(DOC_ID, SEGMENT).schema).coalesce(1).write.parquet(
             f"{self.segment}/{SUPERSEDED}"
         )
@@ -526,13 +543,12 @@ class Compaction:
             texts = store.live_texts(base)
             assert texts is not None
             kept = texts.join(live.select(DOC_ID, SEGMENT), [DOC_ID, SEGMENT], "left_semi")
-            (
-                kept.select(DOC_ID, TEXT)
-                .repartitionByRange(_file_count(documents, options), DOC_ID)
-                .sortWithinPartitions(DOC_ID)
-                .write.option("compression", "zstd")
-                .option("parquet.block.size", str(options.row_group_bytes))
-                .parquet(f"{self.segment}/{TEXTS}")
+            _write_texts(
+                kept.select(DOC_ID, TEXT).repartitionByRange(
+                    _file_count(documents, options), DOC_ID
+                ),
+                f"{self.segment}/{TEXTS}",
+                options,
             )
         run_date = base.last_run_date or (base.segments[-1].run_date if base.segments else "")
         self.info = SegmentInfo(self.segment_id, run_date, documents, postings, 0)

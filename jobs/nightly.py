@@ -45,6 +45,7 @@ from jobs.index_store import (
     AlreadyCommittedError,
     IndexMismatchError,
     IndexStore,
+    add_lock_argument,
     check_run_date,
     hook,
     index_settings,
@@ -87,11 +88,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--output", required=True, help="the pair table, partitioned by run_date")
     parser.add_argument("--run-date", required=True, help="this run's date, YYYY-MM-DD")
     config_module.add_config_arguments(parser, overwrite=False)
-    parser.add_argument(
-        "--break-lock",
-        action="store_true",
-        help="remove a dead run's lock first (only needed on filesystems without flock, e.g. HDFS)",
-    )
+    add_lock_argument(parser)
     return parser.parse_args(argv)
 
 

@@ -261,7 +261,7 @@ def verify_candidates(
     a pair is never written unverified.
 
     Building the plan runs nothing; the caller persists ``candidates`` when they are also read to
-    build the bitmap (:func:`jobs.stages.verified`).
+    build the bitmap (:meth:`jobs.stages.Verification.decide`).
     """
     if containment_threshold is None:
         # a pair whose shingle-set sizes alone keep its Jaccard under the threshold is decided

@@ -21,17 +21,21 @@ import pytest
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.testing import assertDataFrameEqual
-from test_nightly import kill_group, run_night, visible_state, wait_for_hook, write_batch
+from test_nightly import (
+    CFG,
+    CORPUS,
+    REPO,
+    kill_group,
+    run_night,
+    visible_state,
+    wait_for_hook,
+    write_batch,
+)
 
 from jobs import compact_index, nightly
-from jobs import config as config_module
 from jobs.errors import BadInputError
 from jobs.index_store import TEST_HOOK_ENV, Compaction, IndexCountsError
 from shingling.index import open_index
-
-REPO = Path(__file__).resolve().parents[2]
-CORPUS = REPO / "data" / "sample" / "corpus.parquet"
-CFG = config_module.load(None, [])
 
 
 @pytest.fixture(scope="module")

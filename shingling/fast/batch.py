@@ -22,7 +22,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from shingling.fast.kernels import shared_runs, sketch_texts, valid_utf8
+from shingling.fast.kernels import overlaps, shingle_sets, sketch_texts, valid_utf8
 from shingling.hashing import SEED
 from shingling.normalize import NON_WORD_RUN, fold_array, normalize_array
 from shingling.sketch import UNITS, sample_bound
@@ -149,10 +149,6 @@ def sketch_batch(
     )
 
 
-# A bottom-k "sketch" with k this large keeps every shingle hash: the whole set.
-ALL_SHINGLES = 2**31 - 1
-
-
 @dataclass(frozen=True)
 class BatchOverlap:
     """Exact overlaps of a batch of text pairs (see :func:`overlap_batch`), one row per pair."""
@@ -181,8 +177,9 @@ def overlap_batch(
     ids_b: pa.Array | pa.ChunkedArray | None = None,
 ) -> BatchOverlap:
     """The exact shingle-set overlap of each pair (texts_a[i], texts_b[i]), vectorized: the whole
-    set of each text (its sketch with room for every hash, ascending), then one compiled merge per
-    pair. Equal to :func:`shingling.exact.overlap` pair by pair (tested).
+    set of each text's distinct shingle hashes (:func:`shingling.fast.kernels.shingle_sets`), then
+    per pair the smaller set in a hash table probed by the other (two very long texts: sorted and
+    merged), compiled. Equal to :func:`shingling.exact.overlap` pair by pair (tested).
 
     ``ids_a`` and ``ids_b``, if given, name each text (equal ids: equal texts): a document found in
     several pairs of the batch, on either side, has its set computed once.
@@ -195,28 +192,31 @@ def overlap_batch(
     >>> o.shared.tolist(), o.size_b.tolist()
     ([1, 2], [2, 2])
     """
+    if unit not in UNITS:
+        raise ValueError(f"unit must be one of {UNITS}, got {unit!r}")
+    if width < 1:
+        raise ValueError(f"width must be at least 1, got width={width}")
+    texts = pa.concat_arrays([_whole(texts_a), _whole(texts_b)])
     if ids_a is None or ids_b is None:
-        a = sketch_batch(texts_a, width=width, k=ALL_SHINGLES, unit=unit)
-        b = sketch_batch(texts_b, width=width, k=ALL_SHINGLES, unit=unit)
-        sets_a, sets_b = a.sketch, b.sketch
-        size_a, size_b = a.n_shingles, b.n_shingles
+        unique, side = texts, np.arange(len(texts), dtype=np.int64)
     else:
-        # each distinct id once: its first text, its set computed once, then gathered per side
-        texts = pa.concat_arrays([_whole(texts_a), _whole(texts_b)])
+        # each distinct id once: its first text, its set computed once, then counted per pair
         encoded = pc.dictionary_encode(pa.concat_arrays([_whole(ids_a), _whole(ids_b)]))
-        index = encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64)
+        side = encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64)
         first = np.empty(len(encoded.dictionary), dtype=np.int64)
-        first[index[::-1]] = np.arange(len(index) - 1, -1, -1)  # the last write wins: the first
-        u = sketch_batch(texts.take(pa.array(first)), width=width, k=ALL_SHINGLES, unit=unit)
-        side_a, side_b = index[: len(texts_a)], index[len(texts_a) :]
-        sets_a, sets_b = u.sketch.take(pa.array(side_a)), u.sketch.take(pa.array(side_b))
-        size_a, size_b = u.n_shingles[side_a], u.n_shingles[side_b]
-    shared = shared_runs(
-        sets_a.values.to_numpy(),
-        sets_a.offsets.to_numpy(),
-        sets_b.values.to_numpy(),
-        sets_b.offsets.to_numpy(),
+        first[side[::-1]] = np.arange(len(side) - 1, -1, -1)  # the last write wins: the first
+        unique = texts.take(pa.array(first))
+    chars = unit == "chars"
+    folded = normalize_array(unique) if chars else fold_array(unique)
+    offsets, data = _string_buffers(folded)
+    valid = pc.is_valid(folded).to_numpy(zero_copy_only=False)
+    starts, ordered, values = shingle_sets(
+        data, offsets, valid, word_code_points(), chars, width, np.uint64(SEED)
     )
+    sizes = np.diff(starts)
+    side_a, side_b = side[: len(texts_a)], side[len(texts_a) :]
+    shared = overlaps(starts, ordered, values, side_a, side_b)
+    size_a, size_b = sizes[side_a], sizes[side_b]
     return BatchOverlap(shared, size_a.astype(np.int64), size_b.astype(np.int64))
 
 

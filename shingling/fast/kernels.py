@@ -1029,15 +1029,115 @@ estimate_hashes = _Compiled(_estimate_hashes)
 select_prefixes = _Compiled(_select_prefixes)
 
 
-def _shared_runs(va: Any, oa: Any, vb: Any, ob: Any) -> Any:
-    """Per pair i, how many values the ascending runs ``va[oa[i]:oa[i + 1]]`` and
-    ``vb[ob[i]:ob[i + 1]]`` share: |A ∩ B| of two whole shingle sets, for
-    :func:`shingling.fast.batch.overlap_batch` (the reference is :func:`shingling.exact.overlap`)."""
-    n = len(oa) - 1
+def _shingle_sets(
+    data: Any,
+    offsets: Any,
+    valid: Any,
+    word_table: Any,
+    chars: bool,
+    width: int,
+    seed: Any,
+) -> tuple[Any, Any, Any]:
+    """The whole set of distinct shingle hashes of every text of a batch (the arguments are
+    those of :func:`_sketch_texts`), for exact overlaps.
+
+    Returns per text the start of its set in the values (one more than there are texts) and
+    whether its set is sorted, then the values. A text of up to ``SET_SIZE // 2`` shingles finds
+    its distinct ones with a hash set and keeps them in the order first seen (no sort: the pairs
+    are counted by probing, :func:`_overlaps`); a longer one is sorted.
+    """
+    n_texts = len(offsets) - 1
+    starts = np.zeros(n_texts + 1, dtype=np.int64)
+    ordered = np.zeros(n_texts, dtype=np.bool_)
+    longest = 0
+    for t in range(n_texts):
+        longest = max(longest, offsets[t + 1] - offsets[t])
+    buf = np.empty(longest + 1 if chars else longest // 2 + 1, dtype=np.uint64)
+    signed = buf.view(np.int64)
+    # a text of b bytes has at most b characters and b // 2 + 1 words: room for every shingle
+    values = np.empty((offsets[n_texts] - offsets[0]) // (1 if chars else 2) + n_texts, np.int64)
+    slots = np.empty(SET_SIZE, dtype=np.int64)
+    stamps = np.zeros(SET_SIZE, dtype=np.int64)
+    mask = SET_SIZE - 1
+    kept = 0
+    for t in range(n_texts):
+        starts[t] = kept
+        if not valid[t]:
+            continue
+        n = _token_hashes(data, offsets[t], offsets[t + 1], word_table, chars, seed, buf)
+        if n == 0:
+            continue
+        m = n - width + 1 if n >= width else 1
+        w = width if n >= width else n
+        for i in range(m):
+            buf[i] = xxh64_lanes(buf, i, w, seed)
+        if m <= SET_SIZE // 2:
+            stamp = t + 1
+            for i in range(m):
+                h = np.int64(buf[i])
+                slot = np.int64(buf[i] >> _U(40)) & mask
+                while stamps[slot] == stamp and slots[slot] != h:
+                    slot = (slot + 1) & mask
+                if stamps[slot] != stamp:
+                    stamps[slot] = stamp
+                    slots[slot] = h
+                    values[kept] = h
+                    kept += 1
+        else:
+            run = signed[:m]
+            run.sort()
+            for i in range(m):
+                if i == 0 or run[i] != run[i - 1]:
+                    values[kept] = run[i]
+                    kept += 1
+            ordered[t] = True
+    starts[n_texts] = kept
+    return starts, ordered, values[:kept]
+
+
+def _overlaps(starts: Any, ordered: Any, values: Any, side_a: Any, side_b: Any) -> Any:
+    """Per pair i, how many values the sets ``side_a[i]`` and ``side_b[i]`` of
+    :func:`_shingle_sets` share: the smaller set is put in a hash table and the other probes it;
+    two sets too large for the table are sorted (each once, in place) and merged."""
+    n = len(side_a)
     out = np.zeros(n, dtype=np.int64)
+    slots = np.empty(SET_SIZE, dtype=np.int64)
+    stamps = np.zeros(SET_SIZE, dtype=np.int64)
+    mask = SET_SIZE - 1
     for i in range(n):
-        out[i] = _shared(va, oa[i], oa[i + 1], vb, ob[i], ob[i + 1])
+        a, b = side_a[i], side_b[i]
+        if starts[a + 1] - starts[a] > starts[b + 1] - starts[b]:
+            a, b = b, a  # a: the smaller set
+        a0, a1, b0, b1 = starts[a], starts[a + 1], starts[b], starts[b + 1]
+        if a1 == a0:
+            continue
+        if a1 - a0 > SET_SIZE // 2:
+            for t in (a, b):
+                if not ordered[t]:
+                    values[starts[t] : starts[t + 1]].sort()
+                    ordered[t] = True
+            out[i] = _shared(values, a0, a1, values, b0, b1)
+            continue
+        stamp = i + 1
+        for p in range(a0, a1):
+            h = values[p]
+            slot = (h >> 40) & mask
+            while stamps[slot] == stamp:
+                slot = (slot + 1) & mask
+            stamps[slot] = stamp
+            slots[slot] = h
+        shared = 0
+        for q in range(b0, b1):
+            h = values[q]
+            slot = (h >> 40) & mask
+            while stamps[slot] == stamp:
+                if slots[slot] == h:
+                    shared += 1
+                    break
+                slot = (slot + 1) & mask
+        out[i] = shared
     return out
 
 
-shared_runs = _Compiled(_shared_runs)
+shingle_sets = _Compiled(_shingle_sets)
+overlaps = _Compiled(_overlaps)

@@ -12,6 +12,7 @@ from testdata import DOCUMENT, licence_texts, overlapping_pair, sample_corpus
 
 from shingling.exact import overlap, shingle_set
 from shingling.fast.batch import overlap_batch
+from shingling.fast.kernels import SET_SIZE
 from shingling.sketch import sketch
 
 
@@ -111,3 +112,15 @@ def test_batch_overlap_of_empty_batches_and_texts_without_words(size: int) -> No
     )
     assert got.shared.tolist() == [0] * size
     assert all(j != j for j in got.jaccard)  # NaN: nothing to compare
+
+
+@pytest.mark.parametrize("unit", ["words", "chars"])
+def test_batch_overlap_equals_reference_on_sets_larger_than_the_hash_table(unit: str) -> None:
+    # sets of over SET_SIZE // 2 shingles are sorted and merged instead of probed: against a short
+    # text, against another long one, and the long text in both places of the batch
+    licences = list(licence_texts().values())
+    long, other = " ".join(licences), " ".join(reversed(licences))
+    width = 4 if unit == "words" else 6
+    assert len(shingle_set(long, width=width, unit=unit)) > SET_SIZE // 2
+    pairs = [(long, other), (licences[0], long), (long, licences[1]), (long, long), (other, None)]
+    _assert_batch_equals_reference(pairs, width, unit)

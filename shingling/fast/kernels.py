@@ -549,6 +549,56 @@ def _known_end(values: Any, s0: int, s1: int, bound: Any, bounded: bool) -> int:
     return e
 
 
+#: A sketch's signature (:func:`_sign`): 256 bits, and how many of its hashes fell on a bit
+#: already set.
+SIGNATURE_WORDS = 4
+
+
+@njit(inline="always")
+def _sign(values: Any, offsets: Any, row: int, k: int, out: Any) -> None:
+    """A row's signature in ``out``: one bit per hash of its bottom-k part, bit ``h & 255`` (the
+    low bits of a bottom-k hash are as uniform as the hash; its high ones are not), then in
+    ``out[SIGNATURE_WORDS]`` how many of those hashes found their bit set already."""
+    out[:] = 0
+    collided = 0
+    for p in range(offsets[row], min(offsets[row + 1], offsets[row] + k)):
+        bit = values[p] & (64 * SIGNATURE_WORDS - 1)
+        mask = _U(1) << _U(bit & 63)
+        if out[bit >> 6] & mask:
+            collided += 1
+        out[bit >> 6] |= mask
+    out[SIGNATURE_WORDS] = collided
+
+
+@njit(inline="always")
+def _popcount(x: Any) -> int:
+    x = x - ((x >> _U(1)) & _U(0x5555555555555555))
+    x = (x & _U(0x3333333333333333)) + ((x >> _U(2)) & _U(0x3333333333333333))
+    x = (x + (x >> _U(4))) & _U(0x0F0F0F0F0F0F0F0F)
+    return int((x * _U(0x0101010101010101)) >> _U(56))
+
+
+@njit(inline="always")
+def _signatures_may_reach(
+    signatures: Any, offsets: Any, a: int, b: int, k: int, threshold: float
+) -> bool:
+    """A necessary condition of :func:`_may_reach`, from the rows' signatures (:func:`_sign`).
+
+    The hashes two bottom-k parts share fall on bits both signatures set; on one bit, at most as
+    many as the fewer of the two parts' hashes on it. Summed over the bits: the shared hashes are
+    at most the common bits plus the lesser of the two counts of hashes that fell on a bit already
+    set (nearly always 0 or 1). This refuses most pairs met through one shared hash in a few
+    instructions, and never a pair the intersection would pass.
+    """
+    ka = min(offsets[a + 1] - offsets[a], k)
+    kb = min(offsets[b + 1] - offsets[b], k)
+    need = _min_shared(min(k, max(ka, kb)), threshold)
+    bound = int(min(signatures[a, SIGNATURE_WORDS], signatures[b, SIGNATURE_WORDS]))
+    for w in range(SIGNATURE_WORDS):
+        bound += _popcount(signatures[a, w] & signatures[b, w])
+    return bound >= need
+
+
 @njit(inline="always")
 def _may_reach(
     va: Any, oa: Any, a: int, vb: Any, ob: Any, b: int, k: int, threshold: float
@@ -659,6 +709,7 @@ def _score_postings(
     out = 0
     start = 0
     scoring = (values, offsets, n_shingles, k, threshold, containment_threshold)
+    signatures = np.zeros((n if test_first else 0, SIGNATURE_WORDS + 1), dtype=np.uint64)
     while start < n:
         end = start + 1
         while end < n and hashes[end] == hashes[start]:
@@ -672,14 +723,19 @@ def _score_postings(
                 if i != centre:
                     found, out = _consider(found, out, scoring, centre, i, False, True)
         else:
+            if test_first:
+                for i in range(start, end):
+                    _sign(values, offsets, i, k, signatures[i])
             for i in range(start, end):
                 for j in range(i + 1, end):
                     if order[i] == order[j]:
                         continue
                     # tested here, before _consider: most pairs fail, and passing the arrays of
-                    # found pairs in and out costs more than the test
-                    if test_first and not _may_reach(
-                        values, offsets, i, values, offsets, j, k, threshold
+                    # found pairs in and out costs more than the test; the signatures first, then
+                    # (for the few they cannot refuse) the intersection itself
+                    if test_first and not (
+                        _signatures_may_reach(signatures, offsets, i, j, k, threshold)
+                        and _may_reach(values, offsets, i, values, offsets, j, k, threshold)
                     ):
                         continue
                     if _met_before(values, offsets, earlier, i, j):

@@ -6,6 +6,8 @@ import random
 from collections import defaultdict
 from functools import cache
 
+import numba
+import numpy as np
 import pyarrow as pa
 import pytest
 from hypothesis import given, settings
@@ -14,6 +16,7 @@ from testdata import licence_words, light_edits, sample_corpus
 
 from shingling import pairs
 from shingling.estimators import containment, jaccard, matches
+from shingling.fast import kernels
 from shingling.fast.postings import pack, score_sorted_batches, score_table, sketch_arrays
 from shingling.normalize import words
 from shingling.sketch import Sketch, sketch
@@ -180,3 +183,35 @@ def test_scores_of_packed_rows_equal_those_of_lists() -> None:
     packed = rows.set_column(3, "sketch", pack(rows.column("sketch")))
     scoring = {"k": K, "threshold": 0.3, "containment_threshold": 0.0}
     assert score_table(packed, **scoring).equals(score_table(rows, **scoring))
+
+
+@numba.njit(cache=False)
+def _signature_verdicts(values, offsets, k, threshold):  # type: ignore[no-untyped-def]
+    """Over every pair of rows: (pairs the intersection passes that the signatures refuse,
+    pairs the signatures refuse)."""
+    n = len(offsets) - 1
+    signatures = np.zeros((n, kernels.SIGNATURE_WORDS + 1), dtype=np.uint64)
+    for i in range(n):
+        kernels._sign(values, offsets, i, k, signatures[i])
+    lost, refused = 0, 0
+    for i in range(n):
+        for j in range(i + 1, n):
+            signed = kernels._signatures_may_reach(signatures, offsets, i, j, k, threshold)
+            refused += not signed
+            lost += kernels._may_reach(values, offsets, i, values, offsets, j, k, threshold) and not signed
+    return lost, refused
+
+
+@pytest.mark.parametrize("sample_mod", [0, 4])
+@pytest.mark.parametrize("threshold", [0.3, 0.5, 0.8])
+def test_the_signatures_never_refuse_a_pair_the_intersection_passes(
+    sample_mod: int, threshold: float
+) -> None:
+    # real sketches and their edited copies: near-duplicate pairs share most hashes, and two
+    # shared hashes often fall on one bit of the signatures (the case a bound must count)
+    found = list(sketches(sample_mod).values())
+    offsets, values = sketch_arrays(pa.array([list(s.hashes) for s in found], pa.list_(pa.int64())))
+    lost, refused = _signature_verdicts(values, offsets, K, threshold)
+    pairs_of_rows = len(found) * (len(found) - 1) // 2
+    assert lost == 0
+    assert refused > pairs_of_rows // 2  # and it does refuse most pairs

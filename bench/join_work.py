@@ -9,7 +9,8 @@ The same code as the job (shingling.fast: the count-min frequency sketch sized a
 it, the prefix selection rarest first), in one process without Spark: exact copies are collapsed to
 one representative per normalized text as the job does, and a posting of more than
 ``pairs.max_posting`` documents tests n - 1 pairs (a star), a smaller one n (n - 1) / 2. Each
-test is one 20-hash intersection (``may_reach``) in the job's compiled loop.
+test is the signatures' bound, then for the few it passes one 20-hash intersection (``may_reach``),
+in the job's compiled loop.
 
 With ``--time-sample M`` it also times that loop (:func:`shingling.fast.postings.score_table`, the
 function the job's posting stage calls) in this process on the postings of one hash in M (1: all),

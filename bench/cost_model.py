@@ -1,7 +1,8 @@
 """The cost model of docs/scaling.md, computed from result files and checked against them.
 
     python -m bench.cost_model --scaling bench/results/scaling-T.json \
-        --join-work bench/results/join-work-T.json [--join-work ...] [--calibrate 100000,1000000]
+        --join-work bench/results/join-work-T.json [--join-work ...] [--calibrate 100000,1000000] \
+        [--join-work-counts bench/results/join-work-U.json ...]
 
 A run's time in the job is sketching plus the pair stage:
 
@@ -14,6 +15,8 @@ T grows with the square of the documents that share a hash). r and t, the compil
 CPU per row and per test, are fitted to that loop timed in one process (join_work --time-sample);
 s0, s, p0, p to the job's stage times at the calibration sizes (summary.json, from the scaling
 bench). Every other size is a check: the model's in-job seconds against the measured ones.
+``--join-work-counts`` files give only R and T (corpus properties): their timings, of another
+version of the loop, are not checked against the constants.
 """
 
 from __future__ import annotations
@@ -166,13 +169,29 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="bench.cost_model", description=__doc__.split("\n\n")[0])
     parser.add_argument("--scaling", type=Path, required=True)
     parser.add_argument("--join-work", type=Path, action="append", required=True)
+    parser.add_argument(
+        "--join-work-counts",
+        type=Path,
+        action="append",
+        default=[],
+        help="join_work files read for their counts only (timed with another version of the loop)",
+    )
     parser.add_argument("--calibrate", default="100000,1000000")
     parser.add_argument("--cores", type=int, default=2)
     args = parser.parse_args(argv)
     work = [w for f in args.join_work for w in json.loads(f.read_text())]
+    for f in args.join_work_counts:
+        for w in json.loads(f.read_text()):
+            for mode in MODES.values():
+                w[mode].pop("timed", None)
+            work.append(w)
     calibrate = [int(n) for n in args.calibrate.split(",")]
     result = model(json.loads(args.scaling.read_text()), work, calibrate, args.cores)
-    sources = [str(args.scaling), *map(str, args.join_work)]
+    sources = [
+        str(args.scaling),
+        *map(str, args.join_work),
+        *(f"{f} (counts only)" for f in args.join_work_counts),
+    ]
     text = markdown(result, sources)
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
     (REPO / "bench" / "results" / f"cost-model-{stamp}.json").write_text(

@@ -7,16 +7,17 @@
 A run's time in the job is sketching plus the pair stage:
 
     sketch(N) = s0 + s N
-    pair(N)   = p0 + p N + (r R + t T) / cores
+    pair(N)   = p0 + p N + (r R + t T + u P) / cores
 
-where N is the documents, R the prefix rows of the join and T the pairs its postings test (both
-counted by bench/join_work.py from the run's documents table: they are properties of the corpus,
-T grows with the square of the documents that share a hash). r and t, the compiled posting loop's
-CPU per row and per test, are fitted to that loop timed in one process (join_work --time-sample);
-s0, s, p0, p to the job's stage times at the calibration sizes (summary.json, from the scaling
+where N is the documents, R the prefix rows of the join, T the pairs its postings test and P the
+tests the signatures pass, each then an intersection (all counted by bench/join_work.py from the
+run's documents table: they are properties of the corpus and the code; T grows with the square of
+the documents that share a hash). r, t and u, the compiled posting loop's CPU per row, per test
+and per test passed, are fitted to that loop timed in one process (join_work --time-sample;
+without P counted, r and t per mode); s0, s, p0, p to the job's stage times at the calibration sizes (summary.json, from the scaling
 bench). Every other size is a check: the model's in-job seconds against the measured ones.
-``--join-work-counts`` files give only R and T (corpus properties): their timings, of another
-version of the loop, are not checked against the constants.
+``--join-work-counts`` files give only their counts: their timings, of another version of the
+loop, are not checked against the constants.
 """
 
 from __future__ import annotations
@@ -34,17 +35,41 @@ REPO = Path(__file__).resolve().parents[1]
 MODES = {"pipeline": "defaults (candidates from 0.3)", "estimate": "estimate-only (0.5)"}
 
 
-def fit_loop(by_docs: dict[int, dict[str, Any]], mode: str, calibrate: list[int]) -> np.ndarray:
-    """(seconds per prefix row, seconds per pair test) of the compiled loop in ``mode``: through
-    its timings (whole, not sampled) at the calibration sizes."""
-    rows, seconds = [], []
-    for n in calibrate:
-        work = by_docs[n][mode]
-        if work.get("timed", {}).get("sample") != "1/1":
-            raise SystemExit(f"join_work of {n} documents was not timed whole (--time-sample 1)")
-        rows.append([work["prefix_rows"], work["pair_tests"]])
-        seconds.append(work["timed"]["cpu_seconds"])
-    return np.linalg.solve(np.array(rows, dtype=float), np.array(seconds))
+def loop_terms(work: dict[str, Any]) -> list[float]:
+    """The loop's work in one mode: prefix rows, pair tests and, where counted, the tests the
+    signatures pass (each then a 20-hash intersection)."""
+    terms = [float(work["prefix_rows"]), float(work["pair_tests"])]
+    if "signature_passes" in work:
+        terms.append(float(work["signature_passes"]))
+    return terms
+
+
+def fit_loop(by_docs: dict[int, dict[str, Any]], calibrate: list[int]) -> dict[str, np.ndarray]:
+    """Per mode, the compiled loop's CPU seconds per unit of each of :func:`loop_terms`, fitted to
+    its timings (whole, not sampled) at the calibration sizes. With the signature passes counted,
+    one set of three constants for both modes (the same loop, at two thresholds) by least squares
+    over the four timings; else two constants per mode through its two timings."""
+    terms: dict[str, list[list[float]]] = {}
+    seconds: dict[str, list[float]] = {}
+    for mode in MODES.values():
+        terms[mode], seconds[mode] = [], []
+        for n in calibrate:
+            work = by_docs[n][mode]
+            if work.get("timed", {}).get("sample") != "1/1":
+                raise SystemExit(
+                    f"join_work of {n} documents was not timed whole (--time-sample 1)"
+                )
+            terms[mode].append(loop_terms(work))
+            seconds[mode].append(work["timed"]["cpu_seconds"])
+    if all(len(t) == 3 for rows in terms.values() for t in rows):
+        a = np.array([t for mode in MODES.values() for t in terms[mode]])
+        y = np.array([x for mode in MODES.values() for x in seconds[mode]])
+        shared, *_ = np.linalg.lstsq(a, y, rcond=None)
+        return {mode: shared for mode in MODES.values()}
+    return {
+        mode: np.linalg.solve(np.array([t[:2] for t in terms[mode]]), np.array(seconds[mode]))
+        for mode in MODES.values()
+    }
 
 
 def line(x: list[float], y: list[float]) -> tuple[float, float]:
@@ -58,10 +83,14 @@ def model(
 ) -> dict[str, Any]:
     by_docs = {w["sketched"]: w for w in work}
     sizes = {s["docs"]: s for s in scaling["sizes"]}
-    constants = {mode: fit_loop(by_docs, mode, calibrate) for mode in MODES.values()}
+    constants = fit_loop(by_docs, calibrate)
     out: dict[str, Any] = {
         "loop": {
-            mode: {"ns_per_row": round(c[0] * 1e9, 1), "ns_per_test": round(c[1] * 1e9, 1)}
+            mode: {
+                "ns_per_row": round(c[0] * 1e9, 1),
+                "ns_per_test": round(c[1] * 1e9, 1),
+                **({"ns_per_passed_test": round(c[2] * 1e9, 1)} if len(c) > 2 else {}),
+            }
             for mode, c in constants.items()
         }
     }
@@ -71,8 +100,11 @@ def model(
             timed = w[mode].get("timed")
             if timed and timed["sample"] != "1/1":
                 share = int(timed["sample"].split("/")[1])
-                r, t = constants[mode]
-                predicted = r * w[mode]["prefix_rows"] / share + t * timed["pair_tests"]
+                c = constants[mode]
+                sampled = [w[mode]["prefix_rows"] / share, timed["pair_tests"]]
+                if len(c) > 2:
+                    sampled.append(timed["signature_passes"])
+                predicted = float(np.dot(c, sampled))
                 checks.append(
                     {
                         "documents": w["sketched"],
@@ -85,9 +117,9 @@ def model(
     out["loop_checks"] = checks
     rows = []
     for key, mode in MODES.items():
-        r, t = constants[mode]
+        c = constants[mode]
         loop = {
-            n: (r * by_docs[n][mode]["prefix_rows"] + t * by_docs[n][mode]["pair_tests"]) / cores
+            n: float(np.dot(c, loop_terms(by_docs[n][mode])[: len(c)])) / cores
             for n in sizes
             if n in by_docs
         }
@@ -133,6 +165,7 @@ def model(
 def markdown(result: dict[str, Any], sources: list[str]) -> str:
     loop = "; ".join(
         f"{mode}: {c['ns_per_row']} ns per prefix row, {c['ns_per_test']} ns per pair test"
+        + (f", {c['ns_per_passed_test']} ns per test passed" if "ns_per_passed_test" in c else "")
         for mode, c in result["loop"].items()
     )
     lines = [

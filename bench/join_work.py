@@ -12,6 +12,9 @@ one representative per normalized text as the job does, and a posting of more th
 test is the signatures' bound, then for the few it passes one 20-hash intersection (``may_reach``),
 in the job's compiled loop.
 
+It also counts the tests the signatures pass (``signature_passes``), each then an intersection:
+the loop's time is a cost a prefix row (its signature), a cost a test and a cost a passed test.
+
 With ``--time-sample M`` it also times that loop (:func:`shingling.fast.postings.score_table`, the
 function the job's posting stage calls) in this process on the postings of one hash in M (1: all),
 and reports its CPU time per pair test: the constant of the cost model's quadratic term.
@@ -30,8 +33,10 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.dataset as ds
+from numba import njit
 
 from shingling.fast.frequency import FrequencySketch
+from shingling.fast.kernels import SIGNATURE_WORDS, _min_shared, _popcount, _sign
 from shingling.fast.postings import prefix_rows, score_table, sketch_arrays
 from shingling.schema import DOC_ID, HASH, N_SHINGLES, SKETCH, TEXT_HASH
 
@@ -46,6 +51,48 @@ def pair_tests(hashes: np.ndarray, max_posting: int) -> tuple[np.ndarray, int]:
     return sizes, int(
         (sizes[~capped] * (sizes[~capped] - 1) // 2).sum() + (sizes[capped] - 1).sum()
     )
+
+
+@njit(cache=False, nogil=True)
+def _signature_passes(
+    rows: Any, hashes: Any, offsets: Any, values: Any, k: int, threshold: float, max_posting: int
+) -> int:
+    """Of the pairs the postings test (``hashes`` sorted, ``rows`` the sketch of each), how many
+    the signatures' bound passes: the arithmetic of ``kernels._signatures_may_reach``, with the
+    sketches reached through ``rows``."""
+    n = len(hashes)
+    largest = 1
+    start = 0
+    while start < n:
+        end = start + 1
+        while end < n and hashes[end] == hashes[start]:
+            end += 1
+        if end - start > largest and not 0 < max_posting < end - start:
+            largest = end - start
+        start = end
+    signatures = np.zeros((largest, SIGNATURE_WORDS + 1), dtype=np.uint64)
+    passes = 0
+    start = 0
+    while start < n:
+        end = start + 1
+        while end < n and hashes[end] == hashes[start]:
+            end += 1
+        if end - start > 1 and not 0 < max_posting < end - start:
+            for i in range(start, end):
+                _sign(values, offsets, rows[i], k, signatures[i - start])
+            for i in range(start, end):
+                ka = min(offsets[rows[i] + 1] - offsets[rows[i]], k)
+                for j in range(i + 1, end):
+                    kb = min(offsets[rows[j] + 1] - offsets[rows[j]], k)
+                    need = _min_shared(min(k, max(ka, kb)), threshold)
+                    a, b = i - start, j - start
+                    bound = int(min(signatures[a, SIGNATURE_WORDS], signatures[b, SIGNATURE_WORDS]))
+                    for w in range(SIGNATURE_WORDS):
+                        bound += _popcount(signatures[a, w] & signatures[b, w])
+                    if bound >= need:
+                        passes += 1
+        start = end
+    return passes
 
 
 def time_postings(
@@ -66,7 +113,12 @@ def time_postings(
         parts.append(rows)
     rows = pa.Table.from_batches(parts)
     rows = rows.take(pc.sort_indices(rows[HASH]))
-    _, tests = pair_tests(rows[HASH].to_numpy(), max_posting)
+    hashes = rows[HASH].to_numpy()
+    _, tests = pair_tests(hashes, max_posting)
+    offsets, values = sketch_arrays(rows[SKETCH])
+    passes = _signature_passes(
+        np.arange(len(hashes)), hashes, offsets, values, k, threshold, max_posting
+    )
     # compiled before the clock starts
     score_table(rows.slice(0, 1000), k=k, threshold=threshold, max_posting=max_posting)
     started = time.process_time()
@@ -75,6 +127,7 @@ def time_postings(
     return {
         "sample": f"1/{sample}",
         "pair_tests": tests,
+        "signature_passes": int(passes),
         "scored": scored,
         "cpu_seconds": round(seconds, 2),
         "ns_per_test": round(seconds / max(tests, 1) * 1e9, 1),
@@ -108,10 +161,15 @@ def join_work(
         "frequency_sketch_filled": round(frequencies.filled, 3),
     }
     for name, threshold in THRESHOLDS.items():
-        _, hashes, _ = frequencies.select_prefixes(
+        rows, hashes, _ = frequencies.select_prefixes(
             offsets, values, k=k, threshold=threshold, max_posting=max_posting
         )
         sizes, tests = pair_tests(hashes, max_posting)
+        by_hash = np.argsort(hashes, kind="stable")
+        passes = _signature_passes(
+            rows[by_hash], hashes[by_hash], offsets, values, k, threshold, max_posting
+        )
+        del by_hash
         found[name] = {
             "prefix_rows": len(hashes),
             "postings_of_two_or_more": len(sizes),
@@ -119,6 +177,7 @@ def join_work(
             "capped_postings": int((sizes > max_posting).sum()),
             "pair_tests": tests,
             "pair_tests_per_document": round(tests / sketched, 2),
+            "signature_passes": int(passes),
         }
         if time_sample:
             found[name]["timed"] = time_postings(

@@ -1,0 +1,57 @@
+"""bench.join_work's count of the tests the signatures pass, against the job's own kernels."""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pyarrow as pa
+import pytest
+from testdata import licence_words, light_edits, sample_corpus
+
+from bench.join_work import _signature_passes
+from shingling.fast import kernels
+from shingling.fast.postings import sketch_arrays
+from shingling.normalize import words
+from shingling.sketch import sketch
+
+K = 20
+
+
+def real_sketches() -> list[tuple[int, ...]]:
+    """Every 10th document of the sample corpus and a lightly edited copy of each."""
+    rng = random.Random(3)
+    found = []
+    for _, text in sample_corpus()[::10]:
+        edited = " ".join(light_edits(words(text), 0.1, list(licence_words()), rng))
+        found += [sketch(text, width=4, k=K).hashes, sketch(edited, width=4, k=K).hashes]
+    return [s for s in found if s]
+
+
+@pytest.mark.parametrize("threshold", [0.3, 0.5])
+@pytest.mark.parametrize("cap", [0, 3])
+def test_signature_passes_count_the_pairs_the_kernels_signatures_pass(
+    threshold: float, cap: int
+) -> None:
+    found = real_sketches()
+    offsets, values = sketch_arrays(pa.array([list(s) for s in found], pa.list_(pa.int64())))
+    # postings: every hash of every sketch (an edited copy shares most of its original's)
+    pairs = sorted((h, row) for row, s in enumerate(found) for h in s)
+    hashes = np.array([h for h, _ in pairs], dtype=np.int64)
+    rows = np.array([row for _, row in pairs], dtype=np.int64)
+    signatures = np.zeros((len(found), kernels.SIGNATURE_WORDS + 1), dtype=np.uint64)
+    for row in range(len(found)):
+        kernels._sign(values, offsets, row, K, signatures[row])
+    brute, tests = 0, 0
+    for h in np.unique(hashes):
+        posting = rows[hashes == h]
+        if len(posting) < 2 or 0 < cap < len(posting):
+            continue  # a star's pairs are scored, never tested
+        for i in range(len(posting)):
+            for j in range(i + 1, len(posting)):
+                tests += 1
+                a, b = posting[i], posting[j]
+                brute += kernels._signatures_may_reach(signatures, offsets, a, b, K, threshold)
+    counted = _signature_passes(rows, hashes, offsets, values, K, threshold, cap)
+    assert counted == brute
+    assert 0 < counted < tests  # some pairs pass, most are refused

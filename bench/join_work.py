@@ -43,6 +43,12 @@ from shingling.schema import DOC_ID, HASH, N_SHINGLES, SKETCH, TEXT_HASH
 THRESHOLDS = {"defaults (candidates from 0.3)": 0.3, "estimate-only (0.5)": 0.5}
 
 
+def largest_tested(sizes: np.ndarray, max_posting: int) -> int:
+    """The largest posting whose pairs are tested (not starred), of ``sizes`` (:func:`pair_tests`)."""
+    tested = sizes[sizes <= max_posting] if max_posting > 0 else sizes
+    return int(tested.max()) if len(tested) else 1
+
+
 def pair_tests(hashes: np.ndarray, max_posting: int) -> tuple[np.ndarray, int]:
     """The sizes of the postings of two or more rows, and the pairs they test."""
     _, sizes = np.unique(hashes, return_counts=True)
@@ -55,21 +61,19 @@ def pair_tests(hashes: np.ndarray, max_posting: int) -> tuple[np.ndarray, int]:
 
 @njit(cache=False, nogil=True)
 def _signature_passes(
-    rows: Any, hashes: Any, offsets: Any, values: Any, k: int, threshold: float, max_posting: int
+    rows: Any,
+    hashes: Any,
+    offsets: Any,
+    values: Any,
+    k: int,
+    threshold: float,
+    max_posting: int,
+    largest: int,
 ) -> int:
     """Of the pairs the postings test (``hashes`` sorted, ``rows`` the sketch of each), how many
     the signatures' bound passes: the arithmetic of ``kernels._signatures_may_reach``, with the
-    sketches reached through ``rows``."""
+    sketches reached through ``rows``; ``largest``: the largest posting the cap leaves whole."""
     n = len(hashes)
-    largest = 1
-    start = 0
-    while start < n:
-        end = start + 1
-        while end < n and hashes[end] == hashes[start]:
-            end += 1
-        if end - start > largest and not 0 < max_posting < end - start:
-            largest = end - start
-        start = end
     signatures = np.zeros((largest, SIGNATURE_WORDS + 1), dtype=np.uint64)
     passes = 0
     start = 0
@@ -114,10 +118,17 @@ def time_postings(
     rows = pa.Table.from_batches(parts)
     rows = rows.take(pc.sort_indices(rows[HASH]))
     hashes = rows[HASH].to_numpy()
-    _, tests = pair_tests(hashes, max_posting)
+    sizes, tests = pair_tests(hashes, max_posting)
     offsets, values = sketch_arrays(rows[SKETCH])
     passes = _signature_passes(
-        np.arange(len(hashes)), hashes, offsets, values, k, threshold, max_posting
+        np.arange(len(hashes)),
+        hashes,
+        offsets,
+        values,
+        k,
+        threshold,
+        max_posting,
+        largest_tested(sizes, max_posting),
     )
     # compiled before the clock starts
     score_table(rows.slice(0, 1000), k=k, threshold=threshold, max_posting=max_posting)
@@ -167,7 +178,14 @@ def join_work(
         sizes, tests = pair_tests(hashes, max_posting)
         by_hash = np.argsort(hashes, kind="stable")
         passes = _signature_passes(
-            rows[by_hash], hashes[by_hash], offsets, values, k, threshold, max_posting
+            rows[by_hash],
+            hashes[by_hash],
+            offsets,
+            values,
+            k,
+            threshold,
+            max_posting,
+            largest_tested(sizes, max_posting),
         )
         del by_hash
         found[name] = {

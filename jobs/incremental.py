@@ -188,19 +188,18 @@ def nightly_pairs(
         .withColumnRenamed(PROBE, DOC_A)
         .drop(*KEY)
     )
-    # within the batch: found from one side or both, kept once
+    # within the batch: found from one side or both, kept once, as the same row at every
+    # computation (the row whose doc_a is the smaller id, when there are two)
+    oriented = pair_rows.where(F.col(IN_BATCH)).select(
+        F.col(PROBE).alias(DOC_A),
+        F.col(DOC_ID).alias(DOC_B),
+        *scores,
+        F.col(N_SHINGLES).alias(SHINGLES_B),
+    )
     within_batch = (
-        pair_rows.where(F.col(IN_BATCH))
-        .select(
-            F.col(PROBE).alias(DOC_A),
-            F.col(DOC_ID).alias(DOC_B),
-            *scores,
-            F.col(N_SHINGLES).alias(SHINGLES_B),
-        )
-        .withColumn("lo", F.least(DOC_A, DOC_B))
-        .withColumn("hi", F.greatest(DOC_A, DOC_B))
-        .dropDuplicates(["lo", "hi"])
-        .drop("lo", "hi")
+        oriented.groupBy(F.least(DOC_A, DOC_B), F.greatest(DOC_A, DOC_B))
+        .agg(F.min_by(F.struct(*oriented.columns), F.col(DOC_A)).alias("row"))
+        .select("row.*")
     )
     passed = against_index.unionByName(within_batch).withColumn(RELATION, F.lit(NEAR_DUPLICATE))
     if verify is not None:

@@ -125,9 +125,10 @@ def candidate_id_bitmap(candidates: DataFrame, *, bits: int) -> bytes:
     ``bitmap_construct_agg``), built on the executors; only the buckets (at most ``bits`` / 8
     bytes) come to the driver.
     """
-    ids = candidates.select(F.col(DOC_A).alias(DOC_ID)).unionByName(
-        candidates.select(F.col(DOC_B).alias(DOC_ID))
-    )
+    # both ids of a row from one read of it: two reads (a union of the two columns) may meet two
+    # computations of a row that differ in orientation, when two executors each compute a cached
+    # partition, and then miss one of its ids
+    ids = candidates.select(F.explode(F.array(F.col(DOC_A), F.col(DOC_B))).alias(DOC_ID))
     at = id_position(F.col(DOC_ID), bits) + 1  # the bitmap functions count from 1
     buckets = (
         ids.select(

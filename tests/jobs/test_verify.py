@@ -214,3 +214,35 @@ def test_the_candidate_id_bitmap_holds_every_candidate_and_filters_the_rest(
     kept = {r[0] for r in texts.where(in_bitmap(shared, bits)(F.col(DOC_ID))).collect()}
     assert {value(i) for i in ids[:201]} <= kept
     assert len(kept) < 201 + 0.05 * len(ids)  # a filter: few of the others pass
+
+
+def test_the_candidate_id_bitmap_holds_both_ids_when_a_recomputation_turns_the_rows(
+    spark: SparkSession, tmp_path
+) -> None:
+    # on a cluster, two executors may each compute a partition of the cached candidates, and a
+    # pair kept from either side (the nightly's pairs within the batch) may come out turned: the
+    # bitmap must hold both ids of each row however often the candidates are computed. Here each
+    # computation of the one partition turns every row the other way (a counter in a file, shared
+    # by the Python workers)
+    counter = tmp_path / "computations"
+    counter.write_text("0")
+    pairs = [(f"doc-{i}", f"doc-{i + 1000}") for i in range(50)]
+
+    def turned(batches):
+        n = int(counter.read_text())
+        counter.write_text(str(n + 1))
+        for batch in batches:
+            a, b = batch.column(DOC_A), batch.column(DOC_B)
+            yield pa.RecordBatch.from_arrays([b, a] if n % 2 else [a, b], [DOC_A, DOC_B])
+
+    schema = f"{DOC_A} string, {DOC_B} string"
+    candidates = spark.createDataFrame(pairs, schema).coalesce(1).mapInArrow(turned, schema)
+    bits = id_bitmap_bits(100)
+    bitmap = candidate_id_bitmap(candidates, bits=bits)
+    texts = spark.createDataFrame(
+        [(i, "t") for p in pairs for i in p], f"{DOC_ID} string, {TEXT} string"
+    )
+    shared = spark.sparkContext.broadcast(bitmap)
+    kept = {r[0] for r in texts.where(in_bitmap(shared, bits)(F.col(DOC_ID))).collect()}
+    assert kept == {i for p in pairs for i in p}
+    assert int(counter.read_text()) >= 1

@@ -43,17 +43,12 @@ from shingling.schema import DOC_ID, HASH, N_SHINGLES, SKETCH, TEXT_HASH
 THRESHOLDS = {"defaults (candidates from 0.3)": 0.3, "estimate-only (0.5)": 0.5}
 
 
-def largest_tested(sizes: np.ndarray, max_posting: int) -> int:
-    """The largest posting whose pairs are tested (not starred), of ``sizes`` (:func:`pair_tests`)."""
-    tested = sizes[sizes <= max_posting] if max_posting > 0 else sizes
-    return int(tested.max()) if len(tested) else 1
-
-
 def pair_tests(hashes: np.ndarray, max_posting: int) -> tuple[np.ndarray, int]:
-    """The sizes of the postings of two or more rows, and the pairs they test."""
+    """The sizes of the postings of two or more rows, and the pairs they test (``max_posting``:
+    the cap above which a posting is paired by star; 0, no cap)."""
     _, sizes = np.unique(hashes, return_counts=True)
     sizes = sizes[sizes > 1].astype(np.int64)
-    capped = sizes > max_posting
+    capped = sizes > max_posting if max_posting > 0 else np.zeros(len(sizes), dtype=bool)
     return sizes, int(
         (sizes[~capped] * (sizes[~capped] - 1) // 2).sum() + (sizes[capped] - 1).sum()
     )
@@ -99,6 +94,23 @@ def _signature_passes(
     return passes
 
 
+def signature_passes(
+    rows: Any,
+    hashes: Any,
+    offsets: Any,
+    values: Any,
+    k: int,
+    threshold: float,
+    max_posting: int,
+    sizes: np.ndarray,
+) -> int:
+    """:func:`_signature_passes`, its scratch sized by the largest posting the cap leaves whole
+    (``sizes``: the postings' sizes, from :func:`pair_tests`)."""
+    tested = sizes[sizes <= max_posting] if max_posting > 0 else sizes
+    largest = int(tested.max()) if len(tested) else 1
+    return int(_signature_passes(rows, hashes, offsets, values, k, threshold, max_posting, largest))
+
+
 def time_postings(
     reps: pa.Table,
     frequencies: FrequencySketch,
@@ -120,15 +132,8 @@ def time_postings(
     hashes = rows[HASH].to_numpy()
     sizes, tests = pair_tests(hashes, max_posting)
     offsets, values = sketch_arrays(rows[SKETCH])
-    passes = _signature_passes(
-        np.arange(len(hashes)),
-        hashes,
-        offsets,
-        values,
-        k,
-        threshold,
-        max_posting,
-        largest_tested(sizes, max_posting),
+    passes = signature_passes(
+        np.arange(len(hashes)), hashes, offsets, values, k, threshold, max_posting, sizes
     )
     # compiled before the clock starts
     score_table(rows.slice(0, 1000), k=k, threshold=threshold, max_posting=max_posting)
@@ -177,15 +182,8 @@ def join_work(
         )
         sizes, tests = pair_tests(hashes, max_posting)
         by_hash = np.argsort(hashes, kind="stable")
-        passes = _signature_passes(
-            rows[by_hash],
-            hashes[by_hash],
-            offsets,
-            values,
-            k,
-            threshold,
-            max_posting,
-            largest_tested(sizes, max_posting),
+        passes = signature_passes(
+            rows[by_hash], hashes[by_hash], offsets, values, k, threshold, max_posting, sizes
         )
         del by_hash
         found[name] = {

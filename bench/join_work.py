@@ -55,7 +55,7 @@ def pair_tests(hashes: np.ndarray, max_posting: int) -> tuple[np.ndarray, int]:
 
 
 @njit(cache=False, nogil=True)
-def _signature_passes(
+def signature_passes(
     rows: Any,
     hashes: Any,
     offsets: Any,
@@ -63,13 +63,13 @@ def _signature_passes(
     k: int,
     threshold: float,
     max_posting: int,
-    largest: int,
 ) -> int:
     """Of the pairs the postings test (``hashes`` sorted, ``rows`` the sketch of each), how many
     the signatures' bound passes: the arithmetic of ``kernels._signatures_may_reach``, with the
-    sketches reached through ``rows``; ``largest``: the largest posting the cap leaves whole."""
+    sketches reached through ``rows``; a posting of more than ``max_posting`` rows (0: no cap) is
+    a star, whose pairs are not tested."""
     n = len(hashes)
-    signatures = np.zeros((largest, SIGNATURE_WORDS + 1), dtype=np.uint64)
+    signatures = np.zeros((64, SIGNATURE_WORDS + 1), dtype=np.uint64)  # a row each, grown as needed
     passes = 0
     start = 0
     while start < n:
@@ -77,6 +77,8 @@ def _signature_passes(
         while end < n and hashes[end] == hashes[start]:
             end += 1
         if end - start > 1 and not 0 < max_posting < end - start:
+            if end - start > len(signatures):
+                signatures = np.zeros((end - start, SIGNATURE_WORDS + 1), dtype=np.uint64)
             for i in range(start, end):
                 _sign(values, offsets, rows[i], k, signatures[i - start])
             for i in range(start, end):
@@ -92,23 +94,6 @@ def _signature_passes(
                         passes += 1
         start = end
     return passes
-
-
-def signature_passes(
-    rows: Any,
-    hashes: Any,
-    offsets: Any,
-    values: Any,
-    k: int,
-    threshold: float,
-    max_posting: int,
-    sizes: np.ndarray,
-) -> int:
-    """:func:`_signature_passes`, its scratch sized by the largest posting the cap leaves whole
-    (``sizes``: the postings' sizes, from :func:`pair_tests`)."""
-    tested = sizes[sizes <= max_posting] if max_posting > 0 else sizes
-    largest = int(tested.max()) if len(tested) else 1
-    return int(_signature_passes(rows, hashes, offsets, values, k, threshold, max_posting, largest))
 
 
 def time_postings(
@@ -133,7 +118,7 @@ def time_postings(
     sizes, tests = pair_tests(hashes, max_posting)
     offsets, values = sketch_arrays(rows[SKETCH])
     passes = signature_passes(
-        np.arange(len(hashes)), hashes, offsets, values, k, threshold, max_posting, sizes
+        np.arange(len(hashes)), hashes, offsets, values, k, threshold, max_posting
     )
     # compiled before the clock starts
     score_table(rows.slice(0, 1000), k=k, threshold=threshold, max_posting=max_posting)
@@ -183,7 +168,7 @@ def join_work(
         sizes, tests = pair_tests(hashes, max_posting)
         by_hash = np.argsort(hashes, kind="stable")
         passes = signature_passes(
-            rows[by_hash], hashes[by_hash], offsets, values, k, threshold, max_posting, sizes
+            rows[by_hash], hashes[by_hash], offsets, values, k, threshold, max_posting
         )
         del by_hash
         found[name] = {

@@ -198,7 +198,10 @@ def _signature_verdicts(values, offsets, k, threshold):  # type: ignore[no-untyp
         for j in range(i + 1, n):
             signed = kernels._signatures_may_reach(signatures, offsets, i, j, k, threshold)
             refused += not signed
-            lost += kernels._may_reach(values, offsets, i, values, offsets, j, k, threshold) and not signed
+            lost += (
+                kernels._may_reach(values, offsets, i, values, offsets, j, k, threshold)
+                and not signed
+            )
     return lost, refused
 
 

@@ -59,6 +59,7 @@ class OutputConfig:
 class ClustersConfig:
     min_jaccard: float
     max_rounds: int
+    components: bool
 
 
 KEEP_POLICIES = ("longest", "smallest_id")
@@ -70,12 +71,8 @@ KEEP_ORDERS = ("desc", "asc")
 class DedupConfig:
     keep: str
     keep_order: str
-
-
-@dataclass(frozen=True)
-class VerifyConfig:
-    enabled: bool
-    margin: float
+    max_rounds: int
+    finish_edges: int
 
 
 @dataclass(frozen=True)
@@ -93,7 +90,6 @@ class Config:
     output: OutputConfig
     clusters: ClustersConfig
     dedup: DedupConfig
-    verify: VerifyConfig
     index: IndexConfig
     spark: dict[str, str]
 
@@ -107,7 +103,7 @@ _SECTIONS = {
     "pairs": PairsConfig,
     "output": OutputConfig,
 }
-_SECTIONS.update(clusters=ClustersConfig, dedup=DedupConfig, verify=VerifyConfig)
+_SECTIONS.update(clusters=ClustersConfig, dedup=DedupConfig)
 _SECTIONS.update(index=IndexConfig)
 
 
@@ -157,9 +153,17 @@ RULES: dict[str, Rule] = {
     "clusters.max_rounds": Rule(1, 1000),
     "dedup.keep": Rule(choices=KEEP_POLICIES, prefix=KEEP_COLUMN_PREFIX),
     "dedup.keep_order": Rule(choices=KEEP_ORDERS),
-    "verify.margin": Rule(0.0, 1.0),
+    "dedup.max_rounds": Rule(1, 100000),
+    "dedup.finish_edges": Rule(0, 100_000_000),
     "index.rows_per_file": Rule(1000, None),
     "index.row_group_bytes": Rule(65536, 1 << 30),
+}
+
+
+# Sections of earlier versions, refused with what replaced them.
+REMOVED_SECTIONS = {
+    "verify": "the pair job verifies every pair (pairs.verify = true, the default) and dedup"
+    " decides on its exact Jaccard; rerun near-duplicates with pairs.verify = true",
 }
 
 
@@ -173,6 +177,8 @@ def _read_defaults() -> dict[str, Any]:
 
 def _merge(base: dict[str, Any], extra: dict[str, Any], origin: str) -> None:
     for section, values in extra.items():
+        if section in REMOVED_SECTIONS:
+            raise ConfigError(f"{origin}: [{section}] was removed: {REMOVED_SECTIONS[section]}")
         if section not in base:
             raise ConfigError(f"{origin}: unknown section [{section}]; known: {', '.join(base)}")
         if not isinstance(values, dict):

@@ -1,24 +1,28 @@
-"""From a run's pairs to decisions: duplicate clusters and a deduplicated corpus.
+"""From a run's pairs to a decision: which documents to keep, and a deduplicated corpus.
 
     spark-submit --properties-file conf/spark-local.conf --py-files dist/shingling.zip \\
         jobs/dedup.py --input corpus.parquet --run out/ --output dedup/ [--config conf/x.toml] \\
         [--set dedup.keep=smallest_id] [--overwrite]
 
-``--run`` is the output of jobs/near_duplicates.py on the same corpus; its [input], [sketch] and
-[pairs] settings are taken from its config.toml. Writes, atomically (all or nothing) under
-``--output``:
+``--run`` is the output of jobs/near_duplicates.py on the same corpus, made with pairs.verify =
+true (exact Jaccard); its [input], [sketch] and [pairs] settings are taken from its config.toml.
+The decision (shingling/decision.py, computed by jobs/decide.py): every removed document has a kept
+near-duplicate, and no two kept documents are near-duplicates. Writes, atomically (all or
+nothing) under ``--output``:
 
-- ``clusters/``: (doc_id, cluster_id, cluster_size) for every document linked to another;
-- ``removed/``: each removed document, the kept document it duplicates and the pair that linked it;
+- ``removed/``: each removed document, the kept document it was removed in favour of, and the
+  exact figures of their pair;
+- ``clusters/``: (doc_id, cluster_id, cluster_size): each kept document that others were removed
+  in favour of (cluster_id is its id), and those documents;
 - ``corpus/``: the input without the removed documents, same columns;
-- ``verified/``: with [verify] enabled, the verified pairs and their exact Jaccard;
+- ``components/``: with clusters.components, the connected components (analysis only);
 - ``summary.json``: the run summary; ``config.toml``: the resolved config.
 
 Every table is hash-partitioned (spark.sql.shuffle.partitions parts) and sorted on its key, so the
 same input, config and Spark settings give the same files byte for byte.
 
-Exit codes: 0 done, 1 internal failure (or clusters not converged), 2 bad arguments or config,
-3 bad input, 4 output exists.
+Exit codes: 0 done, 1 internal failure (or rounds past their bound), 2 bad arguments or config,
+3 bad input (an estimate-only run among them), 4 output exists.
 """
 
 from __future__ import annotations
@@ -33,11 +37,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from pyspark.sql import Column, DataFrame, SparkSession
+from pyspark.sql import Column, DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 
 from jobs import config as config_module
 from jobs.clusters import CLUSTER_ID, CLUSTER_SIZE, connected_components
+from jobs.decide import DECISION_RELATION, KEPT_ID, decisions, usable_links
 from jobs.errors import EXIT_CODES_HELP, BadInputError, ConfigError
 from jobs.io import (
     AtomicOutput,
@@ -48,17 +53,16 @@ from jobs.io import (
     read_input,
 )
 from jobs.keep import (
-    choose_kept,
     deduplicated_corpus,
     keep_key,
     keep_keys,
+    kept_clusters,
     removed_documents,
 )
 from jobs.paths import is_local, local_part
-from jobs.schemas import DOC_A, DOC_B, DOC_ID, EXACT
+from jobs.schemas import DOC_A, DOC_ID, EXACT
 from jobs.session import Steps, Work, run_main
-from jobs.summary import verification_summary
-from jobs.verify import decided_pairs, exact_scores, near_cut, with_texts
+from shingling.decision import EXCERPT, KEPT
 
 log = logging.getLogger("shingling")
 
@@ -205,28 +209,66 @@ def check_documents_present(clusters: DataFrame, corpus: DataFrame, *, id_column
         )
 
 
-def count_clusters(clusters: DataFrame) -> dict[str, Any]:
-    """Clusters, documents in them and the largest: one aggregate over the written table."""
-    row = clusters.agg(
+def is_exact_run(run_config: dict[str, Any]) -> bool:
+    """Whether the run verified its pairs (pairs.verify, the default since 2026-12-02)."""
+    return bool(run_config.get("pairs", {}).get("verify", False))
+
+
+def check_exact_run(run_config: dict[str, Any], run_path: str) -> None:
+    """Refuse an estimate-only run: its jaccard is an estimate, and the contract is stated on
+    exact Jaccard (a document could be removed for a pair whose estimate came out high)."""
+    if not is_exact_run(run_config):
+        raise BadInputError(
+            f"{run_path} was made with pairs.verify = false: its jaccard is an estimate, and dedup"
+            " removes a document only for a pair at the cut by exact Jaccard; rerun near-duplicates"
+            " with pairs.verify = true (the default)"
+        )
+
+
+def count_decisions(decided: DataFrame) -> dict[str, Any]:
+    """Kept and removed documents of the decision, by relation: one aggregate."""
+    row = decided.agg(
+        F.count_if(F.col(DECISION_RELATION) == F.lit(KEPT)).alias("kept"),
+        F.count_if(F.col(DECISION_RELATION) != F.lit(KEPT)).alias("removed"),
+        F.count_if(F.col(EXACT)).alias("exact"),
+        F.count_if(F.col(DECISION_RELATION) == F.lit(EXCERPT)).alias("excerpts"),
+        F.max(F.col("_in_favour")).alias("largest"),
+    ).first()
+    assert row is not None
+    return {
+        "documents_decided": int(row["kept"]) + int(row["removed"]),
+        "kept": int(row["kept"]),
+        "removed": int(row["removed"]),
+        "removed_exact_duplicates": int(row["exact"]),
+        "removed_excerpts": int(row["excerpts"]),
+        "largest_cluster": int(row["largest"] or 0),
+    }
+
+
+def count_components(components: DataFrame) -> dict[str, Any]:
+    """The connected components of the same graph: what one-kept-per-component would remove."""
+    row = components.agg(
         F.count(F.lit(1)).alias("documents"),
-        F.countDistinct(CLUSTER_ID).alias("clusters"),
+        F.countDistinct(CLUSTER_ID).alias("components"),
         F.max(CLUSTER_SIZE).alias("largest"),
     ).first()
     assert row is not None
     return {
-        "clusters": int(row["clusters"]),
-        "documents_in_clusters": int(row["documents"]),
-        "largest_cluster": int(row["largest"] or 0),
+        "components": int(row["components"]),
+        "documents_in_components": int(row["documents"]),
+        "largest_component": int(row["largest"] or 0),
+        "would_remove": int(row["documents"]) - int(row["components"]),
     }
 
 
 def run(
     spark: SparkSession, cfg: config_module.Config, input_path: str, run_path: str, output_path: str
 ) -> dict[str, Any]:
-    """Read the run and the corpus, verify, cluster, choose, write; returns the run summary."""
+    """Read the run and the corpus, decide, write; returns the run summary."""
     started = time.monotonic()
     run_path = run_path.rstrip("/")
     cut = max(cfg.clusters.min_jaccard, cfg.pairs.threshold)
+    containment_cut = cfg.pairs.containment_threshold if cfg.sketch.sample_mod > 0 else None
     summary: dict[str, Any] = {
         "job": "dedup",
         "input": input_path,
@@ -234,6 +276,7 @@ def run(
         "output": output_path,
         "started_at": datetime.now(UTC).isoformat(timespec="seconds"),
         "cut": cut,
+        "containment_cut": containment_cut,
     }
     seconds: dict[str, float] = {}
     partitions = int(spark.conf.get("spark.sql.shuffle.partitions") or "200")
@@ -262,61 +305,63 @@ def run(
                 " not the run's corpus"
             )
         key = keep_key(corpus, keep=cfg.dedup.keep, text_column=text_column)
+        steps = Steps(spark, 3 + cfg.clusters.components)
 
-        verified = None
-        steps = Steps(spark, 4 if cfg.verify.enabled and not cfg.pairs.verify else 3)
+        stage = time.monotonic()
+        steps.start("deciding", f"keep {cfg.dedup.keep} first, cut {cut:.3f}")
+        keys = None if key is None else keep_keys(corpus, id_column=id_column, key=key)
+        decided = decisions(
+            pairs,
+            keys,
+            cut=cut,
+            containment_cut=containment_cut,
+            descending=cfg.dedup.keep_order == "desc",
+            max_rounds=cfg.dedup.max_rounds,
+            finish_edges=cfg.dedup.finish_edges,
+            component_rounds=cfg.clusters.max_rounds,
+        )
+        write_sorted(decided.decisions, out.table("decisions"), [DOC_ID], partitions=partitions)
+        table = spark.read.parquet(out.table("decisions"))
+        check_documents_present(table, corpus, id_column=id_column)
+        write_sorted(
+            kept_clusters(table), out.table("clusters"), [CLUSTER_ID, DOC_ID], partitions=partitions
+        )
+        write_sorted(
+            removed_documents(table), out.table("removed"), [DOC_ID], partitions=partitions
+        )
+        in_favour = table.withColumn(
+            "_in_favour", F.count(F.lit(1)).over(Window.partitionBy(KEPT_ID))
+        )
+        summary["decision"] = {
+            "rounds": decided.rounds,
+            "finished_in_one_task": decided.finished_edges,
+            **count_decisions(in_favour),
+        }
+        out.files.delete(out.table("decisions"))  # clusters/ and removed/ hold it all
+        seconds["decide"] = time.monotonic() - stage
+        steps.done(json.dumps(summary["decision"]))
 
-        if cfg.verify.enabled and cfg.pairs.verify:
-            log.info("the run verified its pairs: their jaccard is exact, nothing to verify again")
-            summary["verify"] = {"skipped": "the run's pairs are exact (pairs.verify = true)"}
-        elif cfg.verify.enabled:
-            stage = time.monotonic()
-            steps.start("verifying", f"pairs within {cfg.verify.margin:.3f} of the cut {cut:.3f}")
-            to_verify = near_cut(pairs, cut=cut, margin=cfg.verify.margin)
+        stage = time.monotonic()
+        steps.start("connected components, for comparison")
+        links = usable_links(pairs, cut=cut, containment_cut=containment_cut)
+        components = connected_components(links, max_rounds=cfg.clusters.max_rounds)
+        if cfg.clusters.components:
             write_sorted(
-                to_verify.transform(with_texts, texts).transform(
-                    exact_scores, width=cfg.sketch.width, unit=cfg.sketch.unit
-                ),
-                out.table("verified"),
-                [DOC_A, DOC_B],
+                components.clusters,
+                out.table("components"),
+                [CLUSTER_ID, DOC_ID],
                 partitions=partitions,
             )
-            verified = spark.read.parquet(out.table("verified"))
-            summary["verify"] = {
-                "margin": cfg.verify.margin,
-                **verification_summary(verified, cut=cut),
-            }
-            seconds["verify"] = time.monotonic() - stage
-            steps.done(f"{summary['verify']['pairs_verified']} verified")
-
-        stage = time.monotonic()
-        steps.start("clustering", f"pairs with jaccard >= {cut:.3f}")
-        linking = decided_pairs(pairs, verified, cut=cut, exact=cfg.pairs.verify).localCheckpoint(
-            eager=True
-        )
-        components = connected_components(linking, max_rounds=cfg.clusters.max_rounds)
-        write_sorted(
-            components.clusters, out.table("clusters"), [CLUSTER_ID, DOC_ID], partitions=partitions
-        )
-        clusters = spark.read.parquet(out.table("clusters"))
-        summary["clusters"] = {"rounds": components.rounds, **count_clusters(clusters)}
-        check_documents_present(clusters, corpus, id_column=id_column)
-        seconds["clusters"] = time.monotonic() - stage
-        steps.done(json.dumps(summary["clusters"]))
-
-        stage = time.monotonic()
-        steps.start("choosing the kept documents", f"keep {cfg.dedup.keep}, {cfg.dedup.keep_order}")
-        keys = None if key is None else keep_keys(corpus, id_column=id_column, key=key)
-        kept = choose_kept(clusters, keys, descending=cfg.dedup.keep_order == "desc")
-        write_sorted(
-            removed_documents(kept, linking), out.table("removed"), [DOC_ID], partitions=partitions
-        )
-        removed = spark.read.parquet(out.table("removed"))
-        seconds["removed"] = time.monotonic() - stage
-        steps.done("removed/ written")
+            found = spark.read.parquet(out.table("components"))
+        else:
+            found = components.clusters
+        summary["components"] = {"rounds": components.rounds, **count_components(found)}
+        seconds["components"] = time.monotonic() - stage
+        steps.done(json.dumps(summary["components"]))
 
         stage = time.monotonic()
         steps.start("writing the deduplicated corpus")
+        removed = spark.read.parquet(out.table("removed"))
         write_sorted(
             deduplicated_corpus(corpus, removed, id_column=id_column),
             out.table("corpus"),
@@ -324,15 +369,12 @@ def run(
             partitions=partitions,
         )
         written = spark.read.parquet(out.table("corpus")).count()
-        counts = removed.agg(
-            F.count(F.lit(1)).alias("removed"), F.sum(F.col(EXACT).cast("long")).alias("exact")
-        ).first()
-        assert counts is not None
+        removed_count = summary["decision"]["removed"]
         summary["corpus"] = {
-            "read": written + int(counts["removed"]),
+            "read": written + removed_count,
             "written": written,
-            "removed": int(counts["removed"]),
-            "removed_exact_duplicates": int(counts["exact"] or 0),
+            "removed": removed_count,
+            "removed_exact_duplicates": summary["decision"]["removed_exact_duplicates"],
         }
         seconds["corpus"] = time.monotonic() - stage
         steps.done(json.dumps(summary["corpus"]))
@@ -363,6 +405,7 @@ def main(argv: list[str] | None = None) -> int:
 
         def work(spark: SparkSession) -> dict[str, Any]:
             run_config = read_run_config(spark, args.run)
+            check_exact_run(run_config, args.run)
             check_not_overriding_run(args.config, args.set, run_config)
             overrides = [
                 *args.set,

@@ -1,11 +1,12 @@
-"""Which document of each cluster to keep, what each removed one duplicated, and the corpus left.
+"""The keep policy's key, the tables of a decision, and the corpus left.
 
-    clusters + corpus keys -> kept (doc_id, cluster_id, cluster_size, kept_id)
-    kept + linking pairs   -> removed (doc_id, cluster_id, kept_id, linked_id, jaccard,
-                                       exact_duplicate, verified)
-    corpus + removed       -> the corpus without the removed documents, same columns
+    corpus                -> keys (doc_id, keep_key): what the priority order sorts on
+    decisions             -> removed (doc_id, kept_id, relation, jaccard, containment,
+                                      exact_duplicate), clusters (doc_id, cluster_id, cluster_size)
+    corpus + removed      -> the corpus without the removed documents, same columns
 
-Pure DataFrame -> DataFrame steps; the policy arrives as plain values.
+Pure DataFrame -> DataFrame steps; the policy arrives as plain values. The decision itself is
+jobs/decide.py (the rule: shingling/decision.py).
 """
 
 from __future__ import annotations
@@ -19,16 +20,14 @@ from pyspark.sql.types import (
     StructType,
 )
 
-from jobs.clusters import CLUSTER_ID
+from jobs.clusters import CLUSTER_ID, CLUSTER_SIZE
+from jobs.decide import CONTAINMENT, DECISION_RELATION, KEPT_ID
 from jobs.errors import BadInputError
 from jobs.io import quoted
-from jobs.schemas import DOC_A, DOC_B, DOC_ID, EXACT, JACCARD
-from jobs.verify import VERIFIED
+from jobs.schemas import DOC_ID, EXACT, JACCARD
+from shingling.decision import KEPT
 
-KEPT_ID = "kept_id"
-LINKED_ID = "linked_id"
 KEEP_KEY = "keep_key"
-_OTHER = "other"
 
 LONGEST = "longest"
 SMALLEST_ID = "smallest_id"
@@ -64,49 +63,21 @@ def keep_keys(corpus: DataFrame, *, id_column: str, key: Column) -> DataFrame:
     return corpus.select(corpus[quoted(id_column)].alias(DOC_ID), key.alias(KEEP_KEY))
 
 
-def choose_kept(clusters: DataFrame, keys: DataFrame | None, *, descending: bool) -> DataFrame:
-    """(doc_id, cluster_id, cluster_size) + (doc_id, keep_key) -> the same rows plus kept_id.
-
-    The kept document of a cluster has the largest key (``descending``) or the smallest; a null
-    key never wins, and ties go to the smallest id. Without keys it is the smallest id, which is
-    the cluster id.
-    """
-    if keys is None:
-        return clusters.withColumn(KEPT_ID, F.col(CLUSTER_ID))
-    order = F.col(KEEP_KEY).desc_nulls_last() if descending else F.col(KEEP_KEY).asc_nulls_last()
-    best_first = Window.partitionBy(CLUSTER_ID).orderBy(order, F.col(DOC_ID).asc())
-    return (
-        clusters.join(keys, DOC_ID, "left")
-        .withColumn(KEPT_ID, F.first(DOC_ID).over(best_first))
-        .drop(KEEP_KEY)
+def removed_documents(decisions: DataFrame) -> DataFrame:
+    """Decisions -> one row per removed document: the kept document it was removed in favour of,
+    what it is of it (near_duplicate or excerpt), and their pair's exact figures."""
+    return decisions.where(F.col(DECISION_RELATION) != F.lit(KEPT)).select(
+        DOC_ID, KEPT_ID, DECISION_RELATION, JACCARD, CONTAINMENT, EXACT
     )
 
 
-def incident_pairs(pairs: DataFrame) -> DataFrame:
-    """Linking pairs -> (doc_id, other, jaccard, exact_duplicate, verified), from both ends."""
-    scores = (JACCARD, EXACT, VERIFIED)
-    return pairs.select(
-        F.col(DOC_A).alias(DOC_ID), F.col(DOC_B).alias(_OTHER), *scores
-    ).unionByName(pairs.select(F.col(DOC_B).alias(DOC_ID), F.col(DOC_A).alias(_OTHER), *scores))
-
-
-def removed_documents(kept: DataFrame, pairs: DataFrame) -> DataFrame:
-    """Kept table + the linking pairs (with ``verified``) -> one row per removed document.
-
-    ``linked_id`` and ``jaccard`` name the pair that put the document in its cluster: its pair with
-    the kept document when the table has one, else its best-scoring pair (ties: smallest id).
-    """
-    removed = kept.where(F.col(DOC_ID) != F.col(KEPT_ID)).select(DOC_ID, CLUSTER_ID, KEPT_ID)
-    best_link = Window.partitionBy(DOC_ID).orderBy(
-        (F.col(_OTHER) == F.col(KEPT_ID)).desc(), F.col(JACCARD).desc(), F.col(_OTHER).asc()
-    )
-    return (
-        removed.join(incident_pairs(pairs), DOC_ID)
-        .withColumn("rank", F.row_number().over(best_link))
-        .where(F.col("rank") == 1)
-        .select(
-            DOC_ID, CLUSTER_ID, KEPT_ID, F.col(_OTHER).alias(LINKED_ID), JACCARD, EXACT, VERIFIED
-        )
+def kept_clusters(decisions: DataFrame) -> DataFrame:
+    """Decisions -> (doc_id, cluster_id, cluster_size): each kept document that documents were
+    removed in favour of, and those documents; cluster_id is the kept id. A document kept with
+    nothing removed in its favour is not listed (a singleton)."""
+    sized = decisions.withColumn(CLUSTER_SIZE, F.count(F.lit(1)).over(Window.partitionBy(KEPT_ID)))
+    return sized.where(F.col(CLUSTER_SIZE) > 1).select(
+        DOC_ID, F.col(KEPT_ID).alias(CLUSTER_ID), CLUSTER_SIZE
     )
 
 

@@ -35,7 +35,6 @@ from jobs.schemas import (
     DOC_A,
     DOC_B,
     DOC_ID,
-    EXACT,
     JACCARD,
     JACCARD_ESTIMATE,
     RELATION,
@@ -44,7 +43,6 @@ from jobs.schemas import (
     TEXT,
 )
 from shingling.fast.batch import BatchOverlap, overlap_batch
-from shingling.pairs import SLACK
 
 EXACT_JACCARD = "exact_jaccard"
 EXACT_SHARED = "exact_shared"
@@ -77,85 +75,6 @@ def exact_overlap(
 def _share(part: np.ndarray, whole: np.ndarray) -> pa.Array:
     """part / whole as a double array, null where whole is 0."""
     return pa.array(part / np.maximum(whole, 1), mask=whole == 0)
-
-
-def verified_schema(id_type: Any) -> StructType:
-    """Schema of the verified-pairs table for an id column of ``id_type``."""
-    return StructType(
-        [
-            StructField(DOC_A, id_type, False),
-            StructField(DOC_B, id_type, False),
-            StructField(JACCARD, DoubleType(), False),
-            StructField(EXACT_JACCARD, DoubleType(), True),
-            StructField(EXACT_SHARED, LongType(), False),
-            StructField(EXACT_CONTAINMENT_A, DoubleType(), True),
-            StructField(EXACT_CONTAINMENT_B, DoubleType(), True),
-        ]
-    )
-
-
-def near_cut(pairs: DataFrame, *, cut: float, margin: float) -> DataFrame:
-    """Pair table -> the pairs to verify: estimate within ``margin`` of ``cut``, no exact copies."""
-    return pairs.where(
-        ~F.col(EXACT) & (F.abs(F.col(JACCARD) - F.lit(cut)) <= F.lit(margin + SLACK))
-    )
-
-
-def with_texts(pairs: DataFrame, texts: DataFrame) -> DataFrame:
-    """(doc_a, doc_b, jaccard) + (doc_id, text) -> (doc_a, doc_b, jaccard, text_a, text_b)."""
-    text_a = texts.select(F.col(DOC_ID).alias(DOC_A), F.col(TEXT).alias(TEXT_A))
-    text_b = texts.select(F.col(DOC_ID).alias(DOC_B), F.col(TEXT).alias(TEXT_B))
-    return pairs.select(DOC_A, DOC_B, JACCARD).join(text_a, DOC_A).join(text_b, DOC_B)
-
-
-def exact_scores(pairs: DataFrame, *, width: int, unit: str = "words") -> DataFrame:
-    """(doc_a, doc_b, jaccard, text_a, text_b) -> the verified pairs (:func:`verified_schema`).
-
-    One vectorized Arrow function on the executors; the exact scores are null where a text is
-    missing or has no words.
-    """
-    schema = verified_schema(pairs.schema[DOC_A].dataType)
-
-    def score_batches(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        for batch in batches:
-            o = exact_overlap(batch.column(TEXT_A), batch.column(TEXT_B), width=width, unit=unit)
-            jaccard = o.jaccard
-            yield pa.RecordBatch.from_arrays(
-                [
-                    batch.column(DOC_A),
-                    batch.column(DOC_B),
-                    batch.column(JACCARD),
-                    pa.array(jaccard, mask=np.isnan(jaccard)),
-                    pa.array(o.shared),
-                    _share(o.shared, o.size_a),
-                    _share(o.shared, o.size_b),
-                ],
-                names=schema.fieldNames(),
-            )
-
-    return pairs.select(DOC_A, DOC_B, JACCARD, TEXT_A, TEXT_B).mapInArrow(score_batches, schema)
-
-
-def decided_pairs(
-    pairs: DataFrame, verified: DataFrame | None, *, cut: float, exact: bool = False
-) -> DataFrame:
-    """Pair table + verified pairs -> the pairs that link documents, plus ``verified``.
-
-    A verified pair is decided on its exact Jaccard, which replaces the estimate in ``jaccard``;
-    every other pair on its estimate. ``exact``: the pair table's scores are exact already (the
-    run verified every pair), so every pair is ``verified`` and nothing is recomputed.
-    """
-    if verified is None:
-        decided = pairs.withColumn(VERIFIED, F.lit(exact))
-    else:
-        scores = verified.select(DOC_A, DOC_B, EXACT_JACCARD)
-        decided = (
-            pairs.join(scores, [DOC_A, DOC_B], "left")
-            .withColumn(VERIFIED, F.col(EXACT_JACCARD).isNotNull())
-            .withColumn(JACCARD, F.coalesce(EXACT_JACCARD, JACCARD))
-            .drop(EXACT_JACCARD)
-        )
-    return decided.where(F.col(JACCARD) >= F.lit(cut))
 
 
 class MissingTextError(ShinglingError):

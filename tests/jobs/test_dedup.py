@@ -14,10 +14,11 @@ import pyarrow.parquet as pq
 import pytest
 from pyspark.sql import SparkSession
 from pyspark.testing import assertDataFrameEqual
-from test_clusters import reference_components  # tests/jobs is on sys.path (rootdir mode)
 
 from jobs import dedup, near_duplicates
 from jobs.errors import ExitCode
+from shingling.decision import Link, decide, priority_order
+from shingling.exact import shingle_set
 
 SAMPLE = Path(__file__).resolve().parents[2] / "data" / "sample" / "corpus.parquet"
 COPIES = 4  # exact copies of one document: above max_exact_group = 2, so written as a star
@@ -52,8 +53,6 @@ def workdir(spark: SparkSession, tmp_path_factory: pytest.TempPathFactory) -> Pa
             str(base / "run"),
             "--set",
             "pairs.max_exact_group=2",
-            "--set",
-            "pairs.verify=false",  # an estimate-only run: dedup's own verification is tested here
         ]
     )
     assert code == ExitCode.OK
@@ -76,7 +75,7 @@ def run_dedup(workdir: Path, name: str, *extra: str) -> int:
 
 @pytest.fixture(scope="module")
 def first(workdir: Path) -> Path:
-    assert run_dedup(workdir, "first", "--set", "verify.enabled=true") == ExitCode.OK
+    assert run_dedup(workdir, "first") == ExitCode.OK
     return workdir / "first"
 
 
@@ -84,36 +83,79 @@ def table(path: Path) -> list[dict]:
     return ds.dataset(path).to_table().to_pylist()
 
 
-def test_clusters_are_the_components_of_the_decided_pairs(first: Path, workdir: Path) -> None:
-    cut = tomllib.loads((workdir / "run" / "config.toml").read_text())["pairs"]["threshold"]
-    exact = {(r["doc_a"], r["doc_b"]): r["exact_jaccard"] for r in table(first / "verified")}
-    linked = [
-        (r["doc_a"], r["doc_b"])
+def run_cut(workdir: Path) -> float:
+    return tomllib.loads((workdir / "run" / "config.toml").read_text())["pairs"]["threshold"]
+
+
+def test_the_decision_equals_the_reference_on_real_text(first: Path, workdir: Path) -> None:
+    """The run's own pairs through the library's decide, the longest text first: the same kept
+    documents, the same kept_id and figures for every removed one, the same clusters."""
+    corpus = {r["doc_id"]: r["text"] for r in table(workdir / "corpus.parquet")}
+    links = [
+        Link(
+            r["doc_a"],
+            r["doc_b"],
+            r["jaccard"],
+            r["exact_duplicate"],
+            r["containment_a"],
+            r["containment_b"],
+        )
         for r in table(workdir / "run" / "pairs")
-        if exact.get((r["doc_a"], r["doc_b"]), r["jaccard"]) >= cut
     ]
-    got = sorted(
+    ids = {d for x in links for d in (x.a, x.b)}
+    order = priority_order({d: len(corpus[d]) for d in ids})
+    expected = decide(order, links, cut=run_cut(workdir))
+    removed = {
+        r["doc_id"]: (
+            r["kept_id"],
+            r["relation"],
+            r["jaccard"],
+            r["containment"],
+            r["exact_duplicate"],
+        )
+        for r in table(first / "removed")
+    }
+    assert removed == {
+        d: (x.kept_id, x.relation, x.jaccard, x.containment, x.exact)
+        for d, x in expected.items()
+        if x.removed
+    }
+    in_favour = Counter(x.kept_id for x in expected.values())
+    clusters = sorted(
         (r["doc_id"], r["cluster_id"], r["cluster_size"]) for r in table(first / "clusters")
     )
-    assert got == sorted(reference_components(linked))
-    # the planted copies, their original and the upper-cased copy form one cluster
-    by_doc = {r["doc_id"]: r["cluster_id"] for r in table(first / "clusters")}
-    copies = [d for d in by_doc if d.startswith("zz-copy") or d == "zz-shouting"]
-    assert len(copies) == COPIES + 1 and len({by_doc[d] for d in copies}) == 1
+    assert clusters == sorted(
+        (d, x.kept_id, in_favour[x.kept_id])
+        for d, x in expected.items()
+        if in_favour[x.kept_id] > 1
+    )
+    # the planted copies and their original: one kept, the others removed in its favour
+    copies = [d for d in corpus if d.startswith("zz-copy") or d == "zz-shouting"]
+    assert sum(d not in removed for d in copies) <= 1
+    assert any(exact for *_, exact in removed.values())
 
 
-def test_one_document_per_cluster_survives_and_it_is_the_longest(
-    first: Path, workdir: Path
-) -> None:
-    corpus = {r["doc_id"]: r["text"] for r in table(workdir / "corpus.parquet")}
-    clusters = table(first / "clusters")
+def test_both_promises_hold_against_the_exact_truth(first: Path, workdir: Path) -> None:
+    """Independently of the pair job: every removed document's kept document is in the output and
+    its exact Jaccard with it reaches the cut; no two documents of the output reach it."""
+    cut = run_cut(workdir)
+    texts = {r["doc_id"]: r["text"] for r in table(workdir / "corpus.parquet")}
     left = {r["doc_id"] for r in table(first / "corpus")}
-    survivors = Counter(r["cluster_id"] for r in clusters if r["doc_id"] in left)
-    assert set(survivors) == {r["cluster_id"] for r in clusters} and set(survivors.values()) == {1}
-    for cluster_id in survivors:
-        members = [r["doc_id"] for r in clusters if r["cluster_id"] == cluster_id]
-        kept = min(members, key=lambda d: (-len(corpus[d]), d))
-        assert kept in left
+    sets = {d: shingle_set(t) for d, t in texts.items()}
+
+    def exact(a: str, b: str) -> float:
+        union = len(sets[a] | sets[b])
+        return len(sets[a] & sets[b]) / union if union else 0.0
+
+    removed = table(first / "removed")
+    assert removed and left | {r["doc_id"] for r in removed} == set(texts)
+    for r in removed:
+        assert r["kept_id"] in left
+        assert exact(r["doc_id"], r["kept_id"]) >= cut
+        assert r["jaccard"] == pytest.approx(exact(r["doc_id"], r["kept_id"]), abs=1e-12)
+    kept = sorted(d for d in left if sets[d])
+    surviving = [(a, b) for i, a in enumerate(kept) for b in kept[i + 1 :] if exact(a, b) >= cut]
+    assert surviving == []
 
 
 def test_the_corpus_is_the_input_minus_the_removed(
@@ -127,31 +169,20 @@ def test_the_corpus_is_the_input_minus_the_removed(
     assertDataFrameEqual(result, expected)
 
 
-def test_each_removed_document_names_a_pair_of_its_cluster(first: Path) -> None:
-    clusters = {r["doc_id"]: r["cluster_id"] for r in table(first / "clusters")}
-    kept = {r["cluster_id"]: r["doc_id"] for r in table(first / "clusters")} | {
-        r["cluster_id"]: r["kept_id"] for r in table(first / "removed")
-    }
-    removed = table(first / "removed")
-    assert removed
-    for r in removed:
-        assert (
-            clusters[r["doc_id"]]
-            == clusters[r["kept_id"]]
-            == clusters[r["linked_id"]]
-            == r["cluster_id"]
-        )
-        assert r["kept_id"] == kept[r["cluster_id"]] and r["doc_id"] != r["kept_id"]
-    assert any(r["exact_duplicate"] for r in removed)
-
-
-def test_the_summary_counts_what_was_written(first: Path) -> None:
+def test_the_summary_counts_what_was_written_and_the_component_rule_beside_it(
+    first: Path, workdir: Path
+) -> None:
     summary = json.loads((first / "summary.json").read_text())
     assert summary["status"] == "succeeded"
     assert summary["corpus"]["written"] == len(table(first / "corpus"))
     assert summary["corpus"]["removed"] == len(table(first / "removed"))
-    assert summary["clusters"]["documents_in_clusters"] == len(table(first / "clusters"))
-    assert summary["verify"]["pairs_verified"] == len(table(first / "verified"))
+    assert summary["corpus"]["read"] == len(table(workdir / "corpus.parquet"))
+    decision, components = summary["decision"], summary["components"]
+    assert decision["removed"] == len(table(first / "removed"))
+    assert decision["rounds"] + decision["finished_in_one_task"] >= 1
+    # one kept a component can only remove more: every kept document of the decision is kept
+    assert components["would_remove"] >= decision["removed"]
+    assert not (first / "components").exists()
 
 
 def part_bytes(directory: Path) -> list[bytes]:
@@ -161,9 +192,17 @@ def part_bytes(directory: Path) -> list[bytes]:
     ]
 
 
-def test_the_same_input_gives_the_same_bytes(first: Path, workdir: Path) -> None:
-    assert run_dedup(workdir, "second", "--set", "verify.enabled=true") == ExitCode.OK
-    for name in ("clusters", "removed", "corpus", "verified"):
+def test_the_same_input_gives_the_same_bytes_in_rounds_or_in_one_task(
+    first: Path, workdir: Path
+) -> None:
+    """Rounds only (finish_edges 0) against the default (one task finishes): the same bytes."""
+    args = ["--set", "dedup.finish_edges=0", "--set", "clusters.components=true"]
+    assert run_dedup(workdir, "second", *args) == ExitCode.OK
+    summary = json.loads((workdir / "second" / "summary.json").read_text())
+    assert summary["decision"]["rounds"] >= 1 and summary["decision"]["finished_in_one_task"] == 0
+    components = table(workdir / "second" / "components")
+    assert len(components) == summary["components"]["documents_in_components"]
+    for name in ("clusters", "removed", "corpus"):
         assert part_bytes(first / name) == part_bytes(workdir / "second" / name), name
 
 
@@ -202,57 +241,36 @@ def test_a_missing_run_is_bad_input_and_an_existing_output_is_kept(
     assert run_dedup(workdir, "first") == ExitCode.OUTPUT_EXISTS
 
 
-def test_a_verified_run_is_not_verified_again(workdir: Path) -> None:
-    # the default run's pairs are exact: dedup links on them as they are, every link verified
+def test_an_estimate_only_run_and_the_removed_verify_section_are_refused(workdir: Path) -> None:
+    """The contract is on exact Jaccard: a run of estimates cannot be deduplicated under it."""
     assert (
         near_duplicates.main(
             [
                 "--input",
                 str(workdir / "corpus.parquet"),
                 "--output",
-                str(workdir / "exact-run"),
+                str(workdir / "estimate-run"),
                 "--set",
-                "pairs.max_exact_group=2",
+                "pairs.verify=false",
             ]
         )
         == ExitCode.OK
     )
-    out = workdir / "exact-dedup"
-    code = dedup.main(
-        [
-            "--input",
-            str(workdir / "corpus.parquet"),
-            "--run",
-            str(workdir / "exact-run"),
-            "--output",
-            str(out),
-            "--set",
-            "verify.enabled=true",
-        ]
+    args = ["--input", str(workdir / "corpus.parquet"), "--output", str(workdir / "refused")]
+    assert dedup.main([*args, "--run", str(workdir / "estimate-run")]) == ExitCode.BAD_INPUT
+    assert dedup.main([*args, "--run", str(workdir / "run"), "--set", "verify.enabled=true"]) == (
+        ExitCode.USAGE
     )
-    assert code == ExitCode.OK
-    summary = json.loads((out / "summary.json").read_text())
-    assert "skipped" in summary["verify"] and not (out / "verified").exists()
-    removed = table(out / "removed")
-    assert removed and all(r["verified"] for r in removed)
-    pairs = {(r["doc_a"], r["doc_b"]): r["jaccard"] for r in table(workdir / "exact-run" / "pairs")}
-    for r in removed:  # each link is a pair of the run, with the run's exact score
-        key = (min(r["doc_id"], r["linked_id"]), max(r["doc_id"], r["linked_id"]))
-        assert pairs[key] == r["jaccard"]
+    assert not (workdir / "refused").exists()
 
 
 def test_the_log_names_each_step(workdir: Path, caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.INFO, logger="shingling")
-    assert run_dedup(workdir, "named", "--set", "verify.enabled=true") == ExitCode.OK
+    assert run_dedup(workdir, "named") == ExitCode.OK
     steps = [m for m in caplog.messages if m.startswith("step ")]
-    names = [
-        "verifying",
-        "clustering",
-        "choosing the kept documents",
-        "writing the deduplicated corpus",
-    ]
+    names = ["deciding", "connected components, for comparison", "writing the deduplicated corpus"]
     for n, name in enumerate(names, start=1):
         assert any(
-            m.startswith(f"step {n} of 4: {name} (") or m == f"step {n} of 4: {name}" for m in steps
+            m.startswith(f"step {n} of 3: {name} (") or m == f"step {n} of 3: {name}" for m in steps
         ), (name, steps)
-        assert any(m.startswith(f"step {n} of 4: {name} done in ") for m in steps), (name, steps)
+        assert any(m.startswith(f"step {n} of 3: {name} done in ") for m in steps), (name, steps)

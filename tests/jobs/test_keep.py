@@ -1,4 +1,4 @@
-"""Choosing the kept document, naming what each removed one duplicated, and the corpus left."""
+"""The keep policy's order, the tables of a decision, and the corpus left."""
 
 from __future__ import annotations
 
@@ -7,20 +7,18 @@ from pyspark.sql import SparkSession
 from pyspark.testing import assertDataFrameEqual
 
 from jobs.clusters import CLUSTER_ID, CLUSTER_SIZE
+from jobs.decide import CONTAINMENT, DECISION_RELATION, KEPT_ID, RANK, ranked
 from jobs.errors import BadInputError
 from jobs.keep import (
-    KEPT_ID,
-    LINKED_ID,
-    choose_kept,
     deduplicated_corpus,
     keep_key,
     keep_keys,
+    kept_clusters,
     removed_documents,
 )
-from jobs.schemas import DOC_A, DOC_B, DOC_ID, EXACT, JACCARD
-from jobs.verify import VERIFIED
+from jobs.schemas import DOC_ID, EXACT, JACCARD
+from shingling.decision import priority_order
 
-CLUSTERS = [("a", "a", 3), ("b", "a", 3), ("c", "a", 3), ("x", "x", 2), ("y", "x", 2)]
 CORPUS = [
     ("a", "short text", 5.0),
     ("b", "the longest text of the first cluster", None),
@@ -33,40 +31,41 @@ CORPUS = [
 
 @pytest.fixture
 def frames(spark: SparkSession):  # noqa: ANN201
-    clusters = spark.createDataFrame(
-        CLUSTERS, f"{DOC_ID} string, {CLUSTER_ID} string, {CLUSTER_SIZE} bigint"
-    )
     corpus = spark.createDataFrame(CORPUS, "id string, body string, score double")
-    return clusters, corpus
-
-
-def kept_ids(spark: SparkSession, frames, keep: str, order: str = "desc") -> dict[str, str]:  # noqa: ANN001
-    clusters, corpus = frames
-    key = keep_key(corpus, keep=keep, text_column="body")
-    keys = None if key is None else keep_keys(corpus, id_column="id", key=key)
-    rows = choose_kept(clusters, keys, descending=order == "desc").collect()
-    return {r[DOC_ID]: r[KEPT_ID] for r in rows}
+    return None, corpus
 
 
 @pytest.mark.parametrize(
-    ("keep", "order", "first", "second"),
+    ("keep", "order", "expected"),
     [
-        ("longest", "desc", "b", "x"),  # x and y tie on length: the smaller id
-        ("smallest_id", "desc", "a", "x"),
-        ("column:score", "desc", "c", "x"),  # b's null score never wins
-        ("column:score", "asc", "a", "x"),
+        ("longest", "desc", ["b", "z", "c", "x", "y", "a"]),  # x and y tie: the smaller id
+        ("smallest_id", "desc", ["a", "b", "c", "x", "y", "z"]),
+        ("column:score", "desc", ["c", "z", "a", "x", "y", "b"]),  # a null comes last
+        ("column:score", "asc", ["x", "y", "a", "z", "c", "b"]),
     ],
 )
-def test_each_policy_keeps_one_document_per_cluster(
+def test_each_policy_ranks_as_the_reference_order(
     spark: SparkSession,
     frames,
     keep: str,
     order: str,
-    first: str,
-    second: str,  # noqa: ANN001
+    expected: list[str],  # noqa: ANN001
 ) -> None:
-    kept = kept_ids(spark, frames, keep, order)
-    assert kept == {"a": first, "b": first, "c": first, "x": second, "y": second}
+    _, corpus = frames
+    key = keep_key(corpus, keep=keep, text_column="body")
+    keys = None if key is None else keep_keys(corpus, id_column="id", key=key)
+    ids = corpus.select(corpus["id"].alias(DOC_ID))
+    got = [r[DOC_ID] for r in ranked(ids, keys, descending=order == "desc").orderBy(RANK).collect()]
+    assert got == expected
+    values = {
+        "longest": {r[0]: len(r[1]) for r in CORPUS},
+        "smallest_id": None,
+        "column:score": {r[0]: r[2] for r in CORPUS},
+    }[keep]
+    reference = priority_order(
+        [r[0] for r in CORPUS] if values is None else values, descending=order == "desc"
+    )
+    assert got == reference
 
 
 def test_a_missing_or_unorderable_keep_column_is_bad_input(spark: SparkSession, frames) -> None:  # noqa: ANN001
@@ -77,23 +76,36 @@ def test_a_missing_or_unorderable_keep_column_is_bad_input(spark: SparkSession, 
         keep_key(corpus.selectExpr("*", "array(1) AS tags"), keep="column:tags", text_column="body")
 
 
-def test_removed_documents_name_the_kept_one_and_the_linking_pair(spark: SparkSession) -> None:
-    kept = spark.createDataFrame(
-        [("a", "a", 3, "b"), ("b", "a", 3, "b"), ("c", "a", 3, "b")],
-        f"{DOC_ID} string, {CLUSTER_ID} string, {CLUSTER_SIZE} bigint, {KEPT_ID} string",
+def test_removed_and_clusters_come_from_the_decisions(spark: SparkSession) -> None:
+    schema = (
+        f"{DOC_ID} string, {KEPT_ID} string, {DECISION_RELATION} string, {JACCARD} double,"
+        f" {CONTAINMENT} double, {EXACT} boolean"
     )
-    # c reaches the kept b only through a: its best pair names a; a has a direct pair with b
-    pairs = spark.createDataFrame(
-        [("a", "b", 0.7, False, False), ("a", "c", 0.9, False, True)],
-        f"{DOC_A} string, {DOC_B} string, {JACCARD} double, {EXACT} boolean, {VERIFIED} boolean",
+    decisions = spark.createDataFrame(
+        [
+            ("a", "a", "kept", 1.0, 1.0, False),
+            ("b", "a", "near_duplicate", 0.7, 0.8, False),
+            ("c", "a", "near_duplicate", 1.0, 1.0, True),
+            ("d", "d", "kept", 1.0, 1.0, False),  # kept, nothing removed for it: no cluster
+            ("e", "f", "excerpt", 0.2, 0.9, False),
+            ("f", "f", "kept", 1.0, 1.0, False),
+        ],
+        schema,
     )
-    expected = spark.createDataFrame(
-        [("a", "a", "b", "b", 0.7, False, False), ("c", "a", "b", "a", 0.9, False, True)],
-        f"{DOC_ID} string, {CLUSTER_ID} string, {KEPT_ID} string, {LINKED_ID} string,"
-        f" {JACCARD} double,"
-        f" {EXACT} boolean, {VERIFIED} boolean",
+    removed = spark.createDataFrame(
+        [
+            ("b", "a", "near_duplicate", 0.7, 0.8, False),
+            ("c", "a", "near_duplicate", 1.0, 1.0, True),
+            ("e", "f", "excerpt", 0.2, 0.9, False),
+        ],
+        schema,
     )
-    assertDataFrameEqual(removed_documents(kept, pairs), expected)
+    assertDataFrameEqual(removed_documents(decisions), removed)
+    clusters = spark.createDataFrame(
+        [("a", "a", 3), ("b", "a", 3), ("c", "a", 3), ("e", "f", 2), ("f", "f", 2)],
+        f"{DOC_ID} string, {CLUSTER_ID} string, {CLUSTER_SIZE} bigint",
+    )
+    assertDataFrameEqual(kept_clusters(decisions), clusters)
 
 
 def test_the_corpus_loses_exactly_the_removed_documents(spark: SparkSession, frames) -> None:  # noqa: ANN001

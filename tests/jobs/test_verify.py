@@ -5,25 +5,16 @@ from __future__ import annotations
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
-from pyspark.testing import assertDataFrameEqual
 
-from jobs.schemas import DOC_A, DOC_B, DOC_ID, EXACT, JACCARD, TEXT
+from jobs.schemas import DOC_A, DOC_B, DOC_ID, TEXT
 from jobs.stages import candidate_id_bitmap
-from jobs.summary import verification_summary
 from jobs.verify import (
-    EXACT_JACCARD,
-    EXACT_SHARED,
-    VERIFIED,
-    decided_pairs,
     exact_overlap,
-    exact_scores,
     id_bitmap_bits,
     id_position,
     in_bitmap,
-    near_cut,
-    with_texts,
 )
 from shingling.sketch import sketch
 
@@ -92,95 +83,6 @@ def test_a_text_with_no_words_has_no_exact_jaccard() -> None:
     )
     assert overlap.jaccard[0] != overlap.jaccard[0] and overlap.jaccard[1] == 1.0  # NaN, then equal
     assert overlap.shared.tolist() == [0, 1]
-
-
-def test_exact_scores_in_spark_match_the_library(
-    spark: SparkSession, texts: dict[str, str], text_pairs: list[tuple[str, str]]
-) -> None:
-    docs = {d for pair in text_pairs for d in pair}
-    corpus = spark.createDataFrame(
-        [(d, lookup(texts, d)) for d in sorted(docs)], f"{DOC_ID} string, {TEXT} string"
-    )
-    pairs = spark.createDataFrame(
-        [(a, b, 0.5) for a, b in text_pairs], f"{DOC_A} string, {DOC_B} string, {JACCARD} double"
-    )
-    scored = pairs.transform(with_texts, corpus).transform(exact_scores, width=4)
-    rows = []
-    for a, b in text_pairs:
-        ta, tb = lookup(texts, a), lookup(texts, b)
-        jaccard, shared = library_jaccard(ta, tb, 4)
-        size_a, size_b = (len(shingle_set(t, 4)) for t in (ta, tb))
-        rows.append((a, b, 0.5, jaccard, shared, shared / size_a, shared / size_b))
-    expected = spark.createDataFrame(rows, scored.schema)
-    assertDataFrameEqual(scored, expected, rtol=1e-12)
-
-
-def pair_table(spark: SparkSession, rows: list[tuple]) -> DataFrame:
-    return spark.createDataFrame(
-        rows, f"{DOC_A} bigint, {DOC_B} bigint, {JACCARD} double, {EXACT} boolean"
-    )
-
-
-def test_only_pairs_near_the_cut_are_verified_and_never_exact_copies(spark: SparkSession) -> None:
-    pairs = pair_table(
-        spark,
-        [
-            (1, 2, 0.5, False),
-            (1, 3, 0.6, False),
-            (1, 4, 0.7, False),
-            (1, 5, 0.75, False),
-            (1, 6, 1.0, True),
-            (2, 3, 0.65, True),
-        ],
-    )
-    expected = pair_table(spark, [(1, 2, 0.5, False), (1, 3, 0.6, False), (1, 4, 0.7, False)])
-    assertDataFrameEqual(near_cut(pairs, cut=0.6, margin=0.1), expected)
-    assert near_cut(pairs, cut=0.6, margin=1.0).count() == 4  # margin 1.0: every estimated pair
-
-
-def verified_table(spark: SparkSession, rows: list[tuple]) -> DataFrame:
-    return spark.createDataFrame(
-        [(*r, None, None) for r in rows],
-        f"{DOC_A} bigint, {DOC_B} bigint, {JACCARD} double, {EXACT_JACCARD} double,"
-        f" {EXACT_SHARED} bigint,"
-        " exact_containment_a double, exact_containment_b double",
-    )
-
-
-def test_verified_pairs_are_decided_on_their_exact_jaccard(spark: SparkSession) -> None:
-    pairs = pair_table(
-        spark, [(1, 2, 0.55, False), (1, 3, 0.65, False), (1, 4, 0.9, False), (5, 6, 0.62, False)]
-    )
-    verified = verified_table(spark, [(1, 2, 0.55, 0.61, 30), (1, 3, 0.65, 0.41, 20)])
-    expected = spark.createDataFrame(
-        [(1, 2, 0.61, False, True), (1, 4, 0.9, False, False), (5, 6, 0.62, False, False)],
-        f"{DOC_A} bigint, {DOC_B} bigint, {JACCARD} double, {EXACT} boolean, {VERIFIED} boolean",
-    )
-    assertDataFrameEqual(decided_pairs(pairs, verified, cut=0.6), expected)
-    without = decided_pairs(pairs, None, cut=0.6)
-    assert sorted((r[DOC_A], r[DOC_B], r[VERIFIED]) for r in without.collect()) == [
-        (1, 3, False),
-        (1, 4, False),
-        (5, 6, False),
-    ]
-
-
-def test_the_summary_counts_flipped_decisions_and_errors(spark: SparkSession) -> None:
-    rows = [
-        (1, 2, 0.55, 0.61, 1),
-        (1, 3, 0.65, 0.41, 1),
-        (1, 4, 0.7, 0.66, 1),
-        (1, 5, 0.6, None, 0),
-    ]
-    summary = verification_summary(verified_table(spark, rows), cut=0.6)
-    errors = [0.55 - 0.61, 0.65 - 0.41, 0.7 - 0.66]
-    assert summary["pairs_verified"] == 3
-    assert summary["dropped_estimate_above_cut"] == 1
-    assert summary["added_estimate_below_cut"] == 1
-    assert summary["abs_error"]["max"] == round(max(map(abs, errors)), 4)
-    assert summary["abs_error"]["mean"] == round(sum(map(abs, errors)) / 3, 4)
-    assert summary["error_mean"] == round(sum(errors) / 3, 4)
-    assert summary["off_by_more_than"] == {"0.05": 2, "0.1": 1, "0.2": 1}
 
 
 @pytest.mark.parametrize("id_type", ["long", "string"])

@@ -349,3 +349,109 @@ def decisions(
         F.lit(False).alias(EXACT),
     )
     return Decisions(kept_side.unionByName(removed_side), rounds, finished)
+
+
+def night_decisions(
+    pairs: DataFrame,
+    batch_ids: DataFrame,
+    indexed_kept: DataFrame,
+    keys: DataFrame | None,
+    *,
+    cut: float,
+    descending: bool,
+    max_rounds: int,
+    finish_edges: int,
+    component_rounds: int,
+) -> Decisions:
+    """A night's pairs + its documents (doc_id) + the index's kept documents (doc_id) -> the
+    decision of every document of the batch (the columns of :func:`decisions`).
+
+    What was published stays published: a batch document with a pair at the cut with a kept
+    indexed document is removed in favour of it (the closest: Jaccard, containment, then the
+    smallest id), and so are the exact copies of it in the batch; the batch's other documents are
+    decided among themselves by the policy, as a full run decides (:func:`decisions`). Over any
+    split of a corpus into nights, the union of the nights' decisions keeps both promises of
+    shingling/decision.py (not the same set as one full run: the order differs).
+    """
+    links = usable_links(pairs, cut=cut, containment_cut=None).localCheckpoint(eager=True)
+    batch = batch_ids.select(DOC_ID)
+    oriented = links.select(
+        F.col(DOC_A).alias(DOC_ID),
+        F.col(DOC_B).alias(KEPT_ID),
+        JACCARD,
+        EXACT,
+        F.col(CONTAINMENT_A).alias(CONTAINMENT),
+    ).unionByName(
+        links.select(
+            F.col(DOC_B).alias(DOC_ID),
+            F.col(DOC_A).alias(KEPT_ID),
+            JACCARD,
+            EXACT,
+            F.col(CONTAINMENT_B).alias(CONTAINMENT),
+        )
+    )
+    kept = indexed_kept.select(F.col(DOC_ID).alias(KEPT_ID))
+    closest = Window.partitionBy(DOC_ID).orderBy(
+        F.col(JACCARD).desc(), F.col(CONTAINMENT).desc(), F.col(KEPT_ID).asc()
+    )
+    direct = (
+        oriented.join(batch, DOC_ID, "left_semi")
+        .join(kept, KEPT_ID, "left_semi")
+        .withColumn("_n", F.row_number().over(closest))
+        .where(F.col("_n") == 1)
+        .select(DOC_ID, KEPT_ID, JACCARD, CONTAINMENT, EXACT)
+    )
+    # exact copies within the batch follow their copy: the pair job may pair only one of them
+    # with the index (a group written as a star)
+    inner_exact = (
+        links.where(F.col(EXACT))
+        .join(batch.select(F.col(DOC_ID).alias(DOC_A)), DOC_A, "left_semi")
+        .join(batch.select(F.col(DOC_ID).alias(DOC_B)), DOC_B, "left_semi")
+    )
+    groups = exact_copy_groups(inner_exact, max_rounds=component_rounds)
+    group_choice = Window.partitionBy(CLUSTER_ID).orderBy(
+        F.col(JACCARD).desc(), F.col(CONTAINMENT).desc(), F.col(KEPT_ID).asc()
+    )
+    by_group = (
+        direct.join(groups, DOC_ID)
+        .withColumn("_n", F.row_number().over(group_choice))
+        .where(F.col("_n") == 1)
+        .select(CLUSTER_ID, KEPT_ID, JACCARD, CONTAINMENT, EXACT)
+    )
+    followers = (
+        groups.join(by_group, CLUSTER_ID)
+        .join(direct.select(DOC_ID), DOC_ID, "left_anti")
+        .select(DOC_ID, KEPT_ID, JACCARD, CONTAINMENT, EXACT)
+    )
+    by_index = (
+        direct.unionByName(followers)
+        .withColumn(DECISION_RELATION, F.lit(NEAR_DUPLICATE))
+        .select(DOC_ID, KEPT_ID, DECISION_RELATION, JACCARD, CONTAINMENT, EXACT)
+        .localCheckpoint(eager=True)
+    )
+    remaining = batch.join(by_index, DOC_ID, "left_anti").localCheckpoint(eager=True)
+    inner = links.join(remaining.select(F.col(DOC_ID).alias(DOC_A)), DOC_A, "left_semi").join(
+        remaining.select(F.col(DOC_ID).alias(DOC_B)), DOC_B, "left_semi"
+    )
+    among = decisions(
+        inner,
+        None if keys is None else keys.join(remaining, DOC_ID, "left_semi"),
+        cut=cut,
+        containment_cut=None,
+        descending=descending,
+        max_rounds=max_rounds,
+        finish_edges=finish_edges,
+        component_rounds=component_rounds,
+    )
+    decided = among.decisions.localCheckpoint(eager=True)
+    alone = remaining.join(decided, DOC_ID, "left_anti").select(
+        DOC_ID,
+        F.col(DOC_ID).alias(KEPT_ID),
+        F.lit(KEPT).alias(DECISION_RELATION),
+        F.lit(1.0).alias(JACCARD),
+        F.lit(1.0).alias(CONTAINMENT),
+        F.lit(False).alias(EXACT),
+    )
+    return Decisions(
+        by_index.unionByName(decided).unionByName(alone), among.rounds, among.finished_edges
+    )

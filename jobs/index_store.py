@@ -66,6 +66,7 @@ from jobs.paths import check_output_name, check_paths, is_local, local_part
 from jobs.schemas import DOC_ID, SKETCH, TEXT
 from shingling.index import (
     ADDED,
+    DECISIONS,
     DOCUMENTS,
     HASH,
     LOCK,
@@ -304,6 +305,47 @@ class IndexStore:
             docs = docs.join(dead, [DOC_ID, SEGMENT], "left_anti").select(*docs.columns)
         return docs
 
+    def removed_ids(self, manifest: Manifest) -> DataFrame | None:
+        """(doc_id) of the live documents a night's dedup decision removed, or None when no
+        segment holds decisions. A live document without a decision counts as kept."""
+        parts = []
+        for s in manifest.segments:
+            path = f"{segment_path(self.root, s.id)}/{DECISIONS}"
+            if self.files.exists(path):
+                parts.append(
+                    self.spark.read.parquet(path)
+                    .where(F.col("relation") != F.lit("kept"))
+                    .select(DOC_ID, F.lit(s.id).alias(SEGMENT))
+                )
+        if not parts:
+            return None
+        removed = parts[0]
+        for part in parts[1:]:
+            removed = removed.unionByName(part)
+        live = self.live_documents(manifest)
+        assert live is not None
+        return removed.join(live.select(DOC_ID, SEGMENT), [DOC_ID, SEGMENT], "left_semi").select(
+            DOC_ID
+        )
+
+    def live_decisions(self, manifest: Manifest) -> DataFrame | None:
+        """Every segment's decisions of its live documents, or None when none holds any."""
+        parts = []
+        for s in manifest.segments:
+            path = f"{segment_path(self.root, s.id)}/{DECISIONS}"
+            if self.files.exists(path):
+                parts.append(self.spark.read.parquet(path).withColumn(SEGMENT, F.lit(s.id)))
+        if not parts:
+            return None
+        decided = parts[0]
+        for part in parts[1:]:
+            decided = decided.unionByName(part)
+        live = self.live_documents(manifest)
+        assert live is not None
+        return decided.join(live.select(DOC_ID, SEGMENT), [DOC_ID, SEGMENT], "left_semi").drop(
+            SEGMENT
+        )
+
     def live_texts(self, manifest: Manifest) -> DataFrame | None:
         """(doc_id, segment, text) of every segment's documents (join on both to the live rows),
         or None for an empty index.
@@ -368,6 +410,7 @@ class Transaction:
         self.segment = segment_path(store.root, self.segment_id)
         self.documents_path = f"{self.segment}/{DOCUMENTS}"
         self.texts_path = f"{self.segment}/{TEXTS}"
+        self.decisions_path = f"{self.segment}/{DECISIONS}"
         self.staged_pairs = (
             f"{store.pairs}/{STAGING}/{run_id}/run_date={run_date}" if store.pairs else None
         )
@@ -392,6 +435,10 @@ class Transaction:
     def write_texts(self, texts: DataFrame, options: WriteOptions) -> None:
         """Write the run's (doc_id, text) as the segment's texts, zstd-compressed, sorted by id."""
         _write_texts(texts, self.texts_path, options)
+
+    def write_decisions(self, decisions: DataFrame) -> None:
+        """Write the night's dedup decision of each of its documents into the segment."""
+        decisions.coalesce(1).sortWithinPartitions(DOC_ID).write.parquet(self.decisions_path)
 
     def stage_pairs(self, pairs: DataFrame) -> None:
         assert self.staged_pairs is not None
@@ -549,6 +596,11 @@ class Compaction:
                 ),
                 f"{self.segment}/{TEXTS}",
                 options,
+            )
+        decided = store.live_decisions(base)
+        if decided is not None:  # the nights' decisions of the live rows, kept with them
+            decided.coalesce(1).sortWithinPartitions(DOC_ID).write.parquet(
+                f"{self.segment}/{DECISIONS}"
             )
         run_date = base.last_run_date or (base.segments[-1].run_date if base.segments else "")
         self.info = SegmentInfo(self.segment_id, run_date, documents, postings, 0)

@@ -39,6 +39,7 @@ from pyspark.sql import DataFrame, Observation, SparkSession, Window
 from pyspark.sql import functions as F
 
 from jobs import config as config_module
+from jobs.decide import DECISION_RELATION, Decisions, night_decisions
 from jobs.errors import EXIT_CODES_HELP, BadInputError, ConfigError, OutputExistsError
 from jobs.incremental import nightly_pairs
 from jobs.index_store import (
@@ -51,7 +52,8 @@ from jobs.index_store import (
     index_settings,
     write_options,
 )
-from jobs.io import check_job_paths, read_corpus
+from jobs.io import check_job_paths, read_corpus, read_input
+from jobs.keep import keep_key, keep_keys
 from jobs.schemas import (
     DOC_ID,
     EXACT,
@@ -66,6 +68,7 @@ from jobs.stages import Cache, Verification
 from jobs.summary import count_documents
 from jobs.transforms import REPEATED_ID, sketch_documents
 from jobs.verify import VerifyMetrics
+from shingling.decision import KEPT
 from shingling.fast import probe
 from shingling.index import SEGMENT, Manifest
 
@@ -160,6 +163,58 @@ def unusable_counts(unusable: tuple[Observation, Observation]) -> dict[str, int]
     return {reason: int(found.get(reason) or 0) for reason in (SKIP_NULL_ID, SKIP_DUPLICATE_ID)}
 
 
+def decide_night(
+    spark: SparkSession,
+    cfg: config_module.Config,
+    store: IndexStore,
+    base: Manifest,
+    *,
+    batch_path: str,
+    staged_pairs: str | None,
+    documents: DataFrame,
+    others: DataFrame | None,
+) -> Decisions:
+    """The night's dedup decision (jobs/decide.py :func:`night_decisions`): each batch document
+    against the index's kept documents, then the rest among themselves by the keep policy."""
+    assert staged_pairs is not None
+    raw = read_input(spark, batch_path, cfg.input.format)
+    key = keep_key(raw, keep=cfg.dedup.keep, text_column=cfg.input.text_column)
+    keys = None if key is None else keep_keys(raw, id_column=cfg.input.id_column, key=key)
+    removed = store.removed_ids(base)
+    if others is None:
+        indexed_kept = documents.select(DOC_ID).limit(0)
+    elif removed is None:
+        indexed_kept = others.select(DOC_ID)
+    else:
+        indexed_kept = others.select(DOC_ID).join(removed, DOC_ID, "left_anti")
+    return night_decisions(
+        spark.read.parquet(staged_pairs),
+        documents.select(DOC_ID),
+        indexed_kept,
+        keys,
+        cut=max(cfg.clusters.min_jaccard, cfg.pairs.threshold),
+        descending=cfg.dedup.keep_order == "desc",
+        max_rounds=cfg.dedup.max_rounds,
+        finish_edges=cfg.dedup.finish_edges,
+        component_rounds=cfg.clusters.max_rounds,
+    )
+
+
+def count_night_decisions(decided: DataFrame) -> dict[str, int]:
+    """Kept and removed documents of the night: one aggregate."""
+    row = decided.agg(
+        F.count_if(F.col(DECISION_RELATION) == F.lit(KEPT)).alias("kept"),
+        F.count_if(F.col(DECISION_RELATION) != F.lit(KEPT)).alias("removed"),
+        F.count_if(F.col(EXACT)).alias("exact"),
+    ).first()
+    assert row is not None
+    return {
+        "kept": int(row["kept"]),
+        "removed": int(row["removed"]),
+        "removed_exact_duplicates": int(row["exact"]),
+    }
+
+
 def run(
     spark: SparkSession,
     cfg: config_module.Config,
@@ -210,7 +265,7 @@ def run(
 
         try:
             stage = time.monotonic()
-            steps = Steps(spark, 4)
+            steps = Steps(spark, 5 if cfg.pairs.verify else 4)
             steps.start("sketching the batch", f"width {cfg.sketch.width}, k {cfg.sketch.k}")
             observed = (Observation("null_ids"), Observation("repeated_ids"))
             rows = corpus.count()  # from the Parquet footers: sizes the segment's files
@@ -288,6 +343,31 @@ def run(
             seconds["pairs"] = time.monotonic() - stage
             steps.done(f"{int(row['pairs'])} pairs staged")
             hook("pairs_staged")
+
+            if cfg.pairs.verify:
+                stage = time.monotonic()
+                steps.start(
+                    "deciding", f"the batch against the kept documents, keep {cfg.dedup.keep}"
+                )
+                decided = decide_night(
+                    spark,
+                    cfg,
+                    store,
+                    base,
+                    batch_path=batch_path,
+                    staged_pairs=tx.staged_pairs,
+                    documents=documents,
+                    others=others,
+                )
+                tx.write_decisions(decided.decisions)
+                summary["decisions"] = {
+                    "rounds": decided.rounds,
+                    "finished_in_one_task": decided.finished_edges,
+                    **count_night_decisions(spark.read.parquet(tx.decisions_path)),
+                }
+                seconds["decide"] = time.monotonic() - stage
+                steps.done(json.dumps(summary["decisions"]))
+                hook("decided")
 
             stage = time.monotonic()
             steps.start("writing the index segment")

@@ -29,6 +29,11 @@ Layout
           texts/*.parquet          doc_id, text: the run's texts (zstd), read back only to verify
                                    the pairs a later batch makes with these documents (an index
                                    made with pairs.verify = false has none)
+          decisions/*.parquet      doc_id, kept_id, relation, jaccard, containment,
+                                   exact_duplicate: the night's dedup decision for each of its
+                                   documents (kept, or removed in favour of kept_id; docs/nightly.md);
+                                   an index made with pairs.verify = false, or by build-index, has
+                                   none, and its documents count as kept
 
 Types: ``doc_id`` is the corpus' id type (integer or string); ``hash`` and ``sketch`` elements are
 signed 64-bit integers (see shingling/hashing.py); ``added`` is the run date (``YYYY-MM-DD``) of the
@@ -100,6 +105,7 @@ DOCUMENTS = "documents"
 POSTINGS = "postings"
 SUPERSEDED = "superseded"
 TEXTS = "texts"
+DECISIONS = "decisions"
 
 # Columns of the index tables: the documents table's, and when each document was added.
 DOCUMENT_COLUMNS = (DOC_ID, N_WORDS, N_SHINGLES, SKETCH, TEXT_HASH, SKIP_REASON, ADDED)

@@ -36,11 +36,12 @@ BIN = REPO / ".venv" / "bin"
 PROPERTIES = REPO / "conf" / "spark-local.conf"
 ZIP = REPO / "dist" / "shingling.zip"
 SAMPLE = REPO / "data" / "sample" / "corpus.parquet"
-RUNNERS = ("scan", "pipeline", "estimate", "mllib", "datasketch")
+RUNNERS = ("scan", "pipeline", "estimate", "dedup", "mllib", "datasketch")
 LABELS = {
     "scan": "scan floor (Spark: read, sum lengths)",
     "pipeline": "shingling (defaults: every pair verified, exact Jaccard)",
     "estimate": "shingling estimate-only (pairs.verify=false)",
+    "dedup": "shingling dedup of the pipeline run (jobs/dedup.py)",
     "mllib": "Spark MLlib MinHashLSH (5 tables)",
     "datasketch": "datasketch MinHashLSH (128 perm, 1 process)",
 }
@@ -166,6 +167,20 @@ def run_one(name: str, corpus: Corpus, out: Path, args: argparse.Namespace) -> R
         settings = [*args.set, *(["pairs.verify=false"] if name == "estimate" else [])]
         cmd = pipeline_cmd(corpus.path, target, settings, args.driver_memory)
         pairs = target / "pairs"
+    elif name == "dedup":
+        run_dir = out / "pipeline"
+        if not (run_dir / "summary.json").exists():
+            return Run(name, "skipped", detail={"why": "no pipeline run: put pipeline before it"})
+        cmd = spark_submit(
+            "jobs/dedup.py",
+            [
+                *("--input", str(corpus.path), "--run", str(run_dir)),
+                *("--output", str(out / "dedup"), "--overwrite"),
+            ],
+            args.driver_memory,
+            False,
+        )
+        pairs = None
     elif name == "mllib":
         pairs = out / "mllib-pairs"
         cmd = spark_submit(
@@ -198,6 +213,11 @@ def run_one(name: str, corpus: Corpus, out: Path, args: argparse.Namespace) -> R
     if name in ("pipeline", "estimate") and status == "ok":
         summary = json.loads((out / name / "summary.json").read_text())
         run.detail = {"stage_seconds": summary.get("stage_seconds"), "pairs": summary.get("pairs")}
+    elif name == "dedup" and status == "ok":
+        summary = json.loads((out / name / "summary.json").read_text())
+        run.detail = {
+            key: summary.get(key) for key in ("stage_seconds", "decision", "components", "corpus")
+        }
     elif status == "ok":
         run.detail = last_json(log)
     else:
@@ -313,6 +333,16 @@ def pipeline_note(runs: list[Run]) -> str:
     estimate = next((r.wall for r in runs if r.name == "estimate" and r.status == "ok"), None)
     if estimate:
         text += f" Verifying every pair costs {p.wall / estimate:.2f}× the estimate-only run."
+    dedup = next((r for r in runs if r.name == "dedup" and r.status == "ok"), None)
+    if dedup is not None and dedup.wall is not None:
+        d = dedup.detail.get("decision") or {}
+        c = dedup.detail.get("components") or {}
+        text += (
+            f" Dedup {dedup.wall:.1f} s whole process, {dedup.wall / p.wall:.2f}× the pipeline run"
+            f" ({d.get('rounds')} rounds, {d.get('finished_in_one_task')} links finished in one"
+            f" task; {d.get('removed')} documents removed, the component rule would remove"
+            f" {c.get('would_remove')})."
+        )
     return text
 
 

@@ -51,3 +51,15 @@ def test_the_note_gives_the_cost_of_verifying_against_the_estimate_only_run() ->
     ]
     note = pipeline_note(runs)
     assert "1.25× the estimate-only run" in note and "4.50× the scan floor" in note, note
+
+
+def test_the_note_gives_the_dedup_against_the_pipeline_run() -> None:
+    stages = {"sketch": 10.0, "pairs": 20.0, "total": 32.0}
+    decision = {"rounds": 2, "finished_in_one_task": 500, "removed": 70}
+    runs = [
+        Run("pipeline", "ok", 40.0, detail={"stage_seconds": stages}),
+        Run("dedup", "ok", 10.0, detail={"decision": decision, "components": {"would_remove": 90}}),
+    ]
+    note = pipeline_note(runs)
+    assert "Dedup 10.0 s whole process, 0.25× the pipeline run (2 rounds" in note, note
+    assert "70 documents removed, the component rule would remove 90" in note, note

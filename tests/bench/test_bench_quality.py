@@ -10,7 +10,7 @@ import numpy as np
 import pyarrow.parquet as pq
 import pytest
 
-from bench.quality import corpora, dedup
+from bench.quality import corpora, dedup, run
 from bench.quality.exact import (
     ShingleSets,
     all_pairs,
@@ -243,3 +243,49 @@ def test_audit_catches_a_broken_decision() -> None:
 def test_dedup_module_examples() -> None:
     result = doctest.testmod(dedup, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
     assert result.attempted >= 4 and result.failed == 0
+
+
+def test_only_dedup_brings_the_defaults_run() -> None:
+    assert run.parse_args(["--only", "dedup"]).only == ["defaults", "dedup"]
+    assert run.parse_args(["--only", "rensa,dedup,defaults"]).only == ["rensa", "dedup", "defaults"]
+    assert "dedup" in run.parse_args([]).only
+
+
+def test_dedup_tables_render() -> None:
+    truth, p, lengths = chain_case()
+    removed, kept = dedup.component_rule(p["a"], p["b"], p["jaccard"], p["exact"], lengths, 0.5)
+    audited = {
+        "cut": 0.5,
+        "pairs_at_cut": 5,
+        "truth_pairs_at_cut": 3,
+        "truth_pairs_missed": 1,
+        "decision": {
+            **dedup.audit(truth, np.array([1, 3]), np.array([0, 0]), 0.5),
+            "stated_jaccard_max_error": 0.0,
+        },
+        "component_rule": dedup.audit(truth, removed, kept, 0.5),
+        "job": {
+            "decision": {
+                "rounds": 0,
+                "finished_in_one_task": 2,
+                "removed": 2,
+                "removed_exact_duplicates": 1,
+            },
+            "components": {"would_remove": 3},
+            "stage_seconds": {"decide": 1.0, "components": 0.5, "corpus": 0.2},
+        },
+        "pair_job_wall": 30.0,
+        "dedup_wall": 15.0,
+    }
+    ok = {"name": "dedup", "status": "ok", "wall": 15.0, "detail": {}}
+    table = run.dedup_markdown(ok, audited)
+    assert "| 2 | 0 | 0 | 1 | 0 |" in table  # the decision: removed, orphans both ways, surviving
+    assert "| 3 | 1 | 1 | 1 | 0 |" in table  # the component rule orphans 2
+    assert "0.50× the defaults pair job's 30.0 s" in table
+    assert "component_rule orphan ids" in table and "decision orphan ids" not in table
+    overview = run.dedup_overview({"tiny": {"corpus": {"documents": 7}, "dedup": audited}})
+    assert "| tiny | 7 | 5 | 2 | 0 / 0 | 1 | 3 | 1 / 1 | 1 | 15.0 | 30.0 |" in overview
+    failed = {"name": "dedup", "status": "failed", "wall": 3.0, "detail": {"log": "x.log"}}
+    assert run.dedup_markdown(failed, None) == "Dedup: failed after 3.0 s (log `x.log`)."
+    skipped = {"name": "dedup", "status": "skipped", "wall": None, "detail": {}}
+    assert run.dedup_markdown(skipped, None) == "Dedup: skipped."

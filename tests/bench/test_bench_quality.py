@@ -3,13 +3,14 @@ corpus builder's determinism. Small inputs only (seconds)."""
 
 from __future__ import annotations
 
+import doctest
 from pathlib import Path
 
 import numpy as np
 import pyarrow.parquet as pq
 import pytest
 
-from bench.quality import corpora
+from bench.quality import corpora, dedup, run
 from bench.quality.exact import (
     ShingleSets,
     all_pairs,
@@ -20,6 +21,7 @@ from bench.quality.exact import (
 )
 from bench.quality.metrics import evaluate, level, scored_codes
 from bench.truth import Groups, shingle_sets
+from shingling.decision import Link, decide, priority_order
 
 LICENCES = Path("/usr/share/common-licenses")
 
@@ -154,3 +156,136 @@ def test_docstrings_of_a_module(tmp_path: Path) -> None:
         ("m::A.f", "Method doc."),
         ("m::g.h", "Nested doc."),
     ]
+
+
+def chain_case() -> tuple[dedup.Truth, dict[str, np.ndarray], np.ndarray]:
+    """A tiny literal truth and pair table: (truth, pairs, text lengths).
+
+    Documents: 0 ~ 1 ~ 2 a chain (J 0.6 and 0.6, J(0, 2) = 0.35 below the cut), 0 the longest;
+    3 an exact copy of 1 (same normalized text); 4 ~ 5 at J 0.7, a pair the pair job missed;
+    6 alone. The pair job's table (as it writes it): the chain, the copy paired with 1 (exact) and
+    with 0 and 2 as 1 is, and (0, 2) at 0.35 (below the cut: not a link).
+    """
+    rep = np.array([0, 1, 2, 1, 4, 5, 6])
+    truth = dedup.Truth.of(
+        rep, np.array([0, 1, 0, 4]), np.array([1, 2, 2, 5]), np.array([0.6, 0.6, 0.35, 0.7])
+    )
+    pairs = {
+        "a": np.array([0, 1, 0, 1, 0, 2]),
+        "b": np.array([1, 2, 2, 3, 3, 3]),
+        "jaccard": np.array([0.6, 0.6, 0.35, 1.0, 0.6, 0.6]),
+        "exact": np.array([False, False, False, True, False, False]),
+    }
+    lengths = np.array([900, 500, 400, 480, 300, 300, 100])
+    return truth, pairs, lengths
+
+
+def test_truth_lookup_between_documents() -> None:
+    truth, _, _ = chain_case()
+    j = truth.pair_jaccard(np.array([3, 3, 0, 2, 5, 6]), np.array([1, 2, 2, 0, 4, 0]))
+    assert j[:5].tolist() == [1.0, 0.6, 0.35, 0.35, 0.7] and np.isnan(j[5])
+
+
+def test_component_rule_orphans_the_end_of_a_chain_and_the_decision_does_not() -> None:
+    truth, p, lengths = chain_case()
+    removed, kept = dedup.component_rule(p["a"], p["b"], p["jaccard"], p["exact"], lengths, 0.5)
+    # one component {0, 1, 2, 3}: the longest (0) kept, the rest removed in its favour
+    assert removed.tolist() == [1, 2, 3] and kept.tolist() == [0, 0, 0]
+    component = dedup.audit(truth, removed, kept, 0.5)
+    assert component["removed"] == 3
+    # 2 is at J 0.35 of 0, its kept document, and nothing like it is left
+    assert component["orphans_kept_id"] == 1 and component["orphan_ids_kept_id"] == [2]
+    assert component["orphans_none_left"] == 1 and component["orphan_ids_none_left"] == [2]
+    # (4, 5) was never paired: it survives either rule
+    assert component["surviving_pairs"] == 1 and component["surviving_pair_ids"] == [[4, 5]]
+    assert component["surviving_copies"] == 0
+
+    # the decision: the library's rule (what jobs/dedup.py computes), longest first
+    links = [
+        Link(int(a), int(b), float(j), exact=bool(e))
+        for a, b, j, e in zip(p["a"], p["b"], p["jaccard"], p["exact"], strict=True)
+    ]
+    order = priority_order({d: int(lengths[d]) for d in range(4)})
+    decided = decide(order, links, cut=0.5)
+    gone = sorted(d for d, x in decided.items() if x.removed)
+    kept_ids = [decided[d].kept_id for d in gone]
+    # 0 kept; 1 and its copy 3 removed in its favour; 2 kept (its only kept neighbour would be 1)
+    assert gone == [1, 3] and kept_ids == [0, 0]
+    decision = dedup.audit(truth, np.array(gone), np.array(kept_ids), 0.5)
+    assert (decision["removed"], decision["orphans_kept_id"], decision["orphans_none_left"]) == (
+        2,
+        0,
+        0,
+    )
+    assert decision["surviving_pairs"] == 1 and decision["surviving_copies"] == 0
+    stated = [decided[d].jaccard for d in gone]
+    assert dedup.stated_jaccard_error(truth, np.array(gone), np.array(kept_ids), stated) == 0.0
+
+
+def test_audit_catches_a_broken_decision() -> None:
+    truth, _, _ = chain_case()
+    # 1 and its copy 3 removed in favour of 2, which is removed too (in favour of 0, at J 0.35):
+    # all three orphans by kept_id; 1 and 3 still have 0 left at J 0.6, 2 has nothing left
+    a = dedup.audit(truth, np.array([2, 1, 3]), np.array([0, 2, 2]), 0.5)
+    assert a["orphans_kept_id"] == 3 and a["orphan_ids_kept_id"] == [1, 2, 3]
+    assert a["orphans_none_left"] == 1 and a["orphan_ids_none_left"] == [2]
+    # 1 and its copy 3 both left: a surviving copy; removing 0 in favour of its copy's group is fine
+    b = dedup.audit(truth, np.array([0]), np.array([3]), 0.5)
+    assert b["orphans_kept_id"] == 0 and b["orphans_none_left"] == 0
+    assert b["surviving_copies"] == 1 and b["surviving_pairs"] == 2  # (1, 2) and (4, 5)
+    # a group removed in favour of itself: orphans by kept_id, not by what is left (0 and 2)
+    c = dedup.audit(truth, np.array([1, 3]), np.array([3, 1]), 0.5)
+    assert (c["orphans_kept_id"], c["orphans_none_left"]) == (2, 0)
+    with pytest.raises(ValueError, match="0.3"):
+        dedup.audit(truth, np.array([1]), np.array([0]), 0.2)
+
+
+def test_dedup_module_examples() -> None:
+    result = doctest.testmod(dedup, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+    assert result.attempted >= 4 and result.failed == 0
+
+
+def test_only_dedup_brings_the_defaults_run() -> None:
+    assert run.parse_args(["--only", "dedup"]).only == ["defaults", "dedup"]
+    assert run.parse_args(["--only", "rensa,dedup,defaults"]).only == ["rensa", "dedup", "defaults"]
+    assert "dedup" in run.parse_args([]).only
+
+
+def test_dedup_tables_render() -> None:
+    truth, p, lengths = chain_case()
+    removed, kept = dedup.component_rule(p["a"], p["b"], p["jaccard"], p["exact"], lengths, 0.5)
+    audited = {
+        "cut": 0.5,
+        "pairs_at_cut": 5,
+        "truth_pairs_at_cut": 3,
+        "truth_pairs_missed": 1,
+        "decision": {
+            **dedup.audit(truth, np.array([1, 3]), np.array([0, 0]), 0.5),
+            "stated_jaccard_max_error": 0.0,
+        },
+        "component_rule": dedup.audit(truth, removed, kept, 0.5),
+        "job": {
+            "decision": {
+                "rounds": 0,
+                "finished_in_one_task": 2,
+                "removed": 2,
+                "removed_exact_duplicates": 1,
+            },
+            "components": {"would_remove": 3},
+            "stage_seconds": {"decide": 1.0, "components": 0.5, "corpus": 0.2},
+        },
+        "pair_job_wall": 30.0,
+        "dedup_wall": 15.0,
+    }
+    ok = {"name": "dedup", "status": "ok", "wall": 15.0, "detail": {}}
+    table = run.dedup_markdown(ok, audited)
+    assert "| 2 | 0 | 0 | 1 | 0 |" in table  # the decision: removed, orphans both ways, surviving
+    assert "| 3 | 1 | 1 | 1 | 0 |" in table  # the component rule orphans 2
+    assert "0.50× the defaults pair job's 30.0 s" in table
+    assert "component_rule orphan ids" in table and "decision orphan ids" not in table
+    overview = run.dedup_overview({"tiny": {"corpus": {"documents": 7}, "dedup": audited}})
+    assert "| tiny | 7 | 5 | 2 | 0 / 0 | 1 | 3 | 1 / 1 | 1 | 15.0 | 30.0 |" in overview
+    failed = {"name": "dedup", "status": "failed", "wall": 3.0, "detail": {"log": "x.log"}}
+    assert run.dedup_markdown(failed, None) == "Dedup: failed after 3.0 s (log `x.log`)."
+    skipped = {"name": "dedup", "status": "skipped", "wall": None, "detail": {}}
+    assert run.dedup_markdown(skipped, None) == "Dedup: skipped."

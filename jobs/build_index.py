@@ -29,7 +29,14 @@ from pyspark.sql import functions as F
 
 from jobs import config as config_module
 from jobs.errors import EXIT_CODES_HELP, BadInputError, OutputExistsError
-from jobs.index_store import IndexStore, check_run_date, hook, index_settings, write_options
+from jobs.index_store import (
+    IndexStore,
+    add_future_date_argument,
+    check_run_date,
+    hook,
+    index_settings,
+    write_options,
+)
 from jobs.io import path_exists, read_corpus
 from jobs.paths import check_output_name, check_paths
 from jobs.schemas import DOC_ID, SKETCH
@@ -57,6 +64,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         help="the run's corpus, whose texts a verifying index keeps (default: the run's input,"
         " as its summary.json records it)",
     )
+    add_future_date_argument(parser)
     return parser.parse_args(argv)
 
 
@@ -198,7 +206,7 @@ def build(
 
 def main(argv: list[str] | None = None) -> int:
     def prepare(args: argparse.Namespace) -> tuple[dict[str, str], Work]:
-        run_date = check_run_date(args.run_date)
+        run_date = check_run_date(args.run_date, allow_future=args.allow_future_date)
         check_output_name("--index", args.index)
         check_output_name("--output", args.output)
         check_paths(

@@ -45,6 +45,7 @@ from jobs.index_store import (
     AlreadyCommittedError,
     IndexMismatchError,
     IndexStore,
+    add_future_date_argument,
     add_lock_argument,
     check_run_date,
     hook,
@@ -89,6 +90,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--run-date", required=True, help="this run's date, YYYY-MM-DD")
     config_module.add_config_arguments(parser, overwrite=False)
     add_lock_argument(parser)
+    add_future_date_argument(parser)
     return parser.parse_args(argv)
 
 
@@ -345,7 +347,7 @@ def run(
 def main(argv: list[str] | None = None) -> int:
     def prepare(args: argparse.Namespace) -> tuple[dict[str, str], Work]:
         cfg = config_module.load(args.config, args.set)
-        run_date = check_run_date(args.run_date)
+        run_date = check_run_date(args.run_date, allow_future=args.allow_future_date)
         check_job_paths({"--index": args.index, "--output": args.output}, {"--batch": args.batch})
         log.info("%s", config_module.describe(cfg))
         return cfg.spark, lambda spark: run(

@@ -32,6 +32,7 @@ from jobs.errors import EXIT_CODES_HELP, BadInputError, OutputExistsError
 from jobs.index_store import (
     IndexStore,
     add_future_date_argument,
+    check_index_owned,
     check_run_date,
     hook,
     index_settings,
@@ -123,7 +124,9 @@ def build(
     options = write_options(cfg)
     run_id = uuid.uuid4().hex[:12]
     store = IndexStore(spark, index_path, pairs_path, reads=run_reads(run_path, pairs_path))
+    store.check_owned()  # before the lock: a foreign directory is not even given a lock file
     with store.locked(run_id):
+        store.claim()
         current = store.manifest()
         store.recover(current)
         if current is not None and current.version > 0:
@@ -213,6 +216,7 @@ def main(argv: list[str] | None = None) -> int:
             {"--index": args.index, "--output": args.output},
             run_reads(args.run, args.output, args.input),
         )
+        check_index_owned(args.index, args.output, run_reads(args.run, args.output, args.input))
         defaults = config_module.load(None, [])
         return defaults.spark, lambda spark: build(
             spark,

@@ -49,7 +49,10 @@ import fcntl
 import json
 import logging
 import os
+import posixpath
+import re
 import socket
+import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from datetime import UTC, date, datetime
@@ -59,7 +62,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from jobs import config as config_module
-from jobs.errors import ConfigError, ExitCode, ShinglingError
+from jobs.errors import BadInputError, ConfigError, ExitCode, ShinglingError
 from jobs.io import TEST_HOOK_ENV as TEST_HOOK_ENV  # re-exported: the tests set it from here
 from jobs.io import Files, hook, qualified
 from jobs.paths import check_output_name, check_paths, is_local, local_part
@@ -67,14 +70,18 @@ from jobs.schemas import DOC_ID, SKETCH, TEXT
 from shingling.index import (
     ADDED,
     DOCUMENTS,
+    FORMAT,
     HASH,
+    IDENTITY,
     LOCK,
     MANIFEST,
     POSTINGS,
     SEGMENT,
+    SEGMENTS,
     SUPERSEDED,
     TEXTS,
     VERSIONS,
+    IndexFormatError,
     Manifest,
     SegmentInfo,
     segment_path,
@@ -84,6 +91,16 @@ from shingling.index import (
 log = logging.getLogger("shingling")
 
 STAGING = "_staging"
+# in a pair table, and in each run's staging directory in it: the index it belongs to
+OWNER = "_owner.json"
+PAIRS_FORMAT = "shingling-pairs"
+_RUN_ID = re.compile(r"^[0-9a-f]{12}$")
+_ISO_DATE = re.compile(r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$")
+
+
+class ForeignPathError(ConfigError):
+    """--index or --output holds something that is not this index's: never written into nor
+    cleaned (exit 2)."""
 
 
 class MissingTextsError(ShinglingError):
@@ -172,6 +189,17 @@ def _write_postings(documents: DataFrame, path: str, postings: int, options: Wri
     _write_sorted(hashes, path, HASH, postings, options)
 
 
+def check_index_owned(
+    index_path: str, pairs_path: str | None, reads: dict[str, str | None] | None = None
+) -> None:
+    """Before Spark starts: refuse a local --index or --output that is not this index's
+    (:meth:`IndexStore.check_owned`, exit 2). Other filesystems are checked by the run itself,
+    once its session is there, still before anything is written."""
+    if is_local(index_path) and (pairs_path is None or is_local(pairs_path)):
+        # local paths need no session (jobs.io.Files works with os alone)
+        IndexStore(None, index_path, pairs_path, reads=reads).check_owned()  # type: ignore[arg-type]
+
+
 def add_lock_argument(parser: argparse.ArgumentParser) -> None:
     """The ``--break-lock`` option of the jobs that write an index."""
     parser.add_argument(
@@ -205,10 +233,219 @@ class IndexStore:
         self.root = self._qualified(index_path)
         self.pairs = self._qualified(pairs_path) if pairs_path else None
         self.files = Files(spark, is_local(self.root))
+        self.index_id: str | None = None  # read by check_owned, written by claim
 
     def _qualified(self, path: str) -> str:
         path = path.rstrip("/")
         return os.path.abspath(local_part(path)) if is_local(path) else path
+
+    # -- ownership ----------------------------------------------------------------------------
+    def _is_directory(self, path: str) -> bool:
+        """Whether ``path`` is a directory (a symbolic link to one counts: /data/index -> disk)."""
+        if self.files.local:
+            return os.path.isdir(local_part(path))
+        return self.files.is_dir(path)
+
+    def _inside(self, path: str, root: str) -> bool:
+        """Whether ``path`` lies strictly inside ``root``, ``..`` and symbolic links resolved up
+        to its last component (a link there is itself inside: deleting it unlinks it).
+
+        Recovery moves and deletes only such paths: whatever a manifest or a listing says, it
+        never reaches outside this run's --index and --output, nor a parent of either.
+        """
+        name = path.rstrip("/").rsplit("/", 1)[-1]
+        if name in ("", ".", ".."):
+            return False
+        if self.files.local:
+            top = os.path.realpath(local_part(root))
+            parent = os.path.realpath(os.path.dirname(local_part(path).rstrip("/")))
+            return os.path.join(parent, name).startswith(top.rstrip("/") + "/")
+        top = posixpath.normpath(root)
+        return posixpath.normpath(path).startswith(top.rstrip("/") + "/")
+
+    def _read_json(self, path: str) -> dict[str, Any] | None:
+        """A small JSON object file of ours, None if absent; BadInputError (exit 3) if unreadable."""
+        text = self.files.read_text(path)
+        if text is None:
+            return None
+        try:
+            value = json.loads(text)
+        except ValueError as e:
+            raise BadInputError(f"cannot read {path}: {e}; nothing was changed") from e
+        if not isinstance(value, dict):
+            raise BadInputError(f"cannot read {path}: not a JSON object; nothing was changed")
+        return value
+
+    def _identity(self) -> str | None:
+        """The index's id from ``_identity.json``, None if there is none."""
+        found = self._read_json(f"{self.root}/{IDENTITY}")
+        if found is None:
+            return None
+        if found.get("format") != FORMAT or not str(found.get("index_id", "")).isalnum():
+            raise ForeignPathError(
+                f"--index {self.root}: its {IDENTITY} is not a shingling index's; nothing was"
+                " written or deleted"
+            )
+        return str(found["index_id"])
+
+    def _pairs_owner(self) -> dict[str, Any] | None:
+        """The pair table's owner marker, None if it has none."""
+        assert self.pairs is not None
+        found = self._read_json(f"{self.pairs}/{OWNER}")
+        if found is not None and found.get("format") != PAIRS_FORMAT:
+            raise ForeignPathError(
+                f"--output {self.pairs}: its {OWNER} is not a shingling pair table's; nothing was"
+                " written or deleted"
+            )
+        return found
+
+    def check_owned(self) -> Manifest | None:
+        """Refuse, before anything is written or deleted, an --index that is not an index of
+        ours and a pair table that is not this index's (:class:`ForeignPathError`, exit 2).
+
+        An index of ours holds ``_identity.json`` or a ``_manifest.json`` of our format (an index
+        made before identities); a new index is a path that does not exist or an empty directory.
+        A pair table is this index's when its ``_owner.json`` names the index; one without it is
+        new (absent or empty) or, made before owner markers, holds only partitions of this index's
+        runs. Returns the committed manifest (None if there is none).
+        """
+        if self.files.exists(self.root) and not self._is_directory(self.root):
+            raise ForeignPathError(
+                f"--index {self.root} exists and is not a directory; nothing was written"
+            )
+        names = [n for n in self.files.list_names(self.root) if n != LOCK]
+        self.index_id = self._identity()
+        manifest = None
+        if MANIFEST in names:
+            try:
+                manifest = self.manifest()
+            except IndexFormatError as e:
+                raise ForeignPathError(
+                    f"--index {self.root} is not an index of ours ({e}): it is never written into"
+                    " nor cleaned; choose a new or empty directory"
+                ) from e
+            except (ValueError, KeyError, TypeError) as e:
+                raise BadInputError(
+                    f"cannot read {self.root}/{MANIFEST} ({e!r}); nothing was changed"
+                ) from e
+        if names and self.index_id is None and manifest is None:
+            raise ForeignPathError(
+                f"--index {self.root} is a directory that holds no index of ours (no {MANIFEST}"
+                f" nor {IDENTITY}; it holds {', '.join(names[:4])}"
+                f"{', ...' if len(names) > 4 else ''}): it is never written into nor cleaned;"
+                " choose a new or empty directory"
+            )
+        if self.pairs:
+            self._check_pairs_owned(manifest)
+        return manifest
+
+    def _check_pairs_owned(self, manifest: Manifest | None) -> None:
+        assert self.pairs is not None
+        if self.files.exists(self.pairs) and not self._is_directory(self.pairs):
+            raise ForeignPathError(
+                f"--output {self.pairs} exists and is not a directory; nothing was written"
+            )
+        owner = self._pairs_owner()
+        if owner is not None:
+            if self.index_id is None or owner.get("index_id") != self.index_id:
+                raise ForeignPathError(
+                    f"--output {self.pairs} is the pair table of another index"
+                    f" ({owner.get('index')}): a pair table belongs to one index, and this one is"
+                    f" {self.root}; nothing was written or deleted; choose another --output"
+                )
+            return
+        runs = set(manifest.runs) if manifest else set()
+        others = [
+            n
+            for n in self.files.list_names(self.pairs)
+            if n != STAGING and not (n.startswith("run_date=") and n[len("run_date=") :] in runs)
+        ]
+        if others:
+            raise ForeignPathError(
+                f"--output {self.pairs} exists and is not the pair table of index {self.root}"
+                f" (no {OWNER}, and it holds {', '.join(others[:4])}"
+                f"{', ...' if len(others) > 4 else ''}): it is never written into nor cleaned;"
+                " choose a new or empty directory"
+            )
+
+    def claim(self) -> None:
+        """Under the lock, before anything else is written: give a new index its identity and
+        mark the pair table as this index's (exclusive creates: of two runs racing, one wins, and
+        the other sees the winner's and checks it)."""
+        if self.index_id is None:
+            created = json.dumps(
+                {
+                    "format": FORMAT,
+                    "index_id": uuid.uuid4().hex,
+                    "created_at": datetime.now(UTC).isoformat(timespec="seconds"),
+                }
+            )
+            self.files.create_exclusive(f"{self.root}/{IDENTITY}", created + "\n")
+            self.index_id = self._identity()
+        if self.pairs is None:
+            return
+        marker = json.dumps({"format": PAIRS_FORMAT, "index_id": self.index_id, "index": self.root})
+        if not self.files.create_exclusive(f"{self.pairs}/{OWNER}", marker + "\n"):
+            owner = self._pairs_owner()
+            if owner is None or owner.get("index_id") != self.index_id:
+                raise ForeignPathError(
+                    f"--output {self.pairs} became the pair table of another index"
+                    f" ({owner.get('index') if owner else '?'}) during this run; nothing committed"
+                )
+
+    def segment_dir(self, segment_id: str) -> str:
+        """Where a segment the manifest names lives; BadInputError (exit 3) for an id that is not
+        a plain name inside ``segments/`` (an edited manifest never makes a run delete elsewhere)."""
+        path = segment_path(self.root, segment_id)
+        if "/" in segment_id or not self._inside(path, f"{self.root}/{SEGMENTS}"):
+            raise BadInputError(
+                f"index {self.root}: its manifest names segment {segment_id!r}, which is not a"
+                " directory inside its segments/; nothing was changed"
+            )
+        return path
+
+    def staging_dir(self, run_id: str) -> str:
+        """A run's staging directory in the pair table."""
+        assert self.pairs is not None and _RUN_ID.match(run_id), run_id
+        return f"{self.pairs}/{STAGING}/{run_id}"
+
+    def staged_pairs(self, run_id: str, run_date: str) -> str:
+        """Where a run stages its pair partition: in this run's --output, whatever the manifest
+        recorded (an index or pair table moved since keeps working, and an edited manifest cannot
+        name a path elsewhere)."""
+        return f"{self.staging_dir(run_id)}/run_date={run_date}"
+
+    def final_pairs(self, run_date: str) -> str:
+        assert self.pairs is not None
+        return f"{self.pairs}/run_date={run_date}"
+
+    def mark_staging(self, run_id: str) -> None:
+        """Mark a run's staging directory as this index's, before anything is staged in it:
+        recovery deletes only staging so marked (or a committed run's, once published)."""
+        marker = json.dumps({"format": PAIRS_FORMAT, "index_id": self.index_id, "run_id": run_id})
+        self.files.write_text(f"{self.staging_dir(run_id)}/{OWNER}", marker + "\n")
+
+    def _owns_staging(self, name: str) -> bool:
+        """Whether ``_staging/<name>`` is a staging directory this index marked."""
+        if self.pairs is None or self.index_id is None or not _RUN_ID.match(name):
+            return False
+        path = self.staging_dir(name)
+        if not self._inside(path, self.pairs):
+            return False
+        try:
+            owner = self._read_json(f"{path}/{OWNER}")
+        except BadInputError:
+            return False
+        return owner is not None and owner.get("index_id") == self.index_id
+
+    def _delete_staging(self, run_id: str) -> bool:
+        """Delete a run's staging directory once it holds nothing but its marker; True if done."""
+        path = self.staging_dir(run_id)
+        left = [n for n in self.files.list_names(path) if n != OWNER]
+        if left or not self._inside(path, self.pairs or ""):
+            return False
+        self.files.delete(path)
+        return True
 
     # -- lock ---------------------------------------------------------------------------------
     @contextlib.contextmanager
@@ -260,32 +497,53 @@ class IndexStore:
         return Manifest.from_json(text) if text is not None else None
 
     def recover(self, manifest: Manifest | None) -> dict[str, int]:
-        """Publish committed runs' staged pairs, delete killed runs' leftovers (under the lock)."""
+        """Publish committed runs' staged pairs, delete killed runs' leftovers (under the lock).
+
+        Only what this index owns: segments and version files inside this --index that the
+        manifest does not name, and the staging directories in this --output that this index
+        marked (:meth:`mark_staging`). The paths come from this run's --index and --output and
+        the runs' ids, never from paths a manifest records.
+        """
         done = {"pair_partitions_published": 0, "leftovers_deleted": 0}
         listed = {s.id for s in manifest.segments} if manifest else set()
-        for run in manifest.runs.values() if manifest else ():
-            staged, final = run.get("staged_pairs"), run.get("final_pairs")
-            if staged and final and self.files.exists(staged) and not self.files.exists(final):
+        for run_date, run in manifest.runs.items() if manifest and self.pairs else ():
+            run_id = str(run.get("run_id", ""))
+            if not (_RUN_ID.match(run_id) and _ISO_DATE.match(run_date)):
+                continue
+            staged, final = self.staged_pairs(run_id, run_date), self.final_pairs(run_date)
+            if self.files.is_dir(staged) and not self.files.exists(final):
                 self.files.rename_dir(staged, final)
-                self.files.delete(staged.rsplit("/", 1)[0])  # the run's now empty staging directory
+                self._delete_staging(run_id)
                 done["pair_partitions_published"] += 1
-        for name in self.files.list_names(f"{self.root}/segments"):
-            if name not in listed:
-                self.files.delete(segment_path(self.root, name))
+        segments = f"{self.root}/{SEGMENTS}"
+        for name in self.files.list_names(segments):
+            path = segment_path(self.root, name)
+            if name not in listed and self._inside(path, segments):
+                self.files.delete(path)
                 done["leftovers_deleted"] += 1
         current = manifest.version if manifest else 0
         for name in self.files.list_names(f"{self.root}/{VERSIONS}"):
             # a run killed between writing its version file and swapping the manifest
-            if name.endswith(".json") and name[:-5].isdigit() and int(name[:-5]) > current:
-                self.files.delete(f"{self.root}/{VERSIONS}/{name}")
+            path = f"{self.root}/{VERSIONS}/{name}"
+            stale = name.endswith(".json") and name[:-5].isdigit() and int(name[:-5]) > current
+            if stale and self._inside(path, self.root):
+                self.files.delete(path)
                 done["leftovers_deleted"] += 1
         for name in self.files.list_names(self.root):
-            if name.startswith(f"{MANIFEST}.tmp-"):
+            if re.match(rf"^{re.escape(MANIFEST)}\.tmp-[0-9a-f]{{12}}$", name):
                 self.files.delete(f"{self.root}/{name}")
         if self.pairs:
             for name in self.files.list_names(f"{self.pairs}/{STAGING}"):
-                self.files.delete(f"{self.pairs}/{STAGING}/{name}")
-                done["leftovers_deleted"] += 1
+                if self._owns_staging(name):
+                    self.files.delete(self.staging_dir(name))
+                    done["leftovers_deleted"] += 1
+                else:
+                    log.warning(
+                        "left %s/%s/%s in place: no run of this index staged it",
+                        self.pairs,
+                        STAGING,
+                        name,
+                    )
         return done
 
     def live_documents(self, manifest: Manifest) -> DataFrame | None:
@@ -368,10 +626,8 @@ class Transaction:
         self.segment = segment_path(store.root, self.segment_id)
         self.documents_path = f"{self.segment}/{DOCUMENTS}"
         self.texts_path = f"{self.segment}/{TEXTS}"
-        self.staged_pairs = (
-            f"{store.pairs}/{STAGING}/{run_id}/run_date={run_date}" if store.pairs else None
-        )
-        self.final_pairs = f"{store.pairs}/run_date={run_date}" if store.pairs else None
+        self.staged_pairs = store.staged_pairs(run_id, run_date) if store.pairs else None
+        self.final_pairs = store.final_pairs(run_date) if store.pairs else None
         self.info: SegmentInfo | None = None
         self.committed = False
 
@@ -394,7 +650,9 @@ class Transaction:
         _write_texts(texts, self.texts_path, options)
 
     def stage_pairs(self, pairs: DataFrame) -> None:
+        """Write the run's pair partition aside, in a staging directory marked as this index's."""
         assert self.staged_pairs is not None
+        self.store.mark_staging(self.run_id)
         pairs.write.parquet(self.staged_pairs)
 
     def write_index(
@@ -461,7 +719,7 @@ class Transaction:
             return
         self.store.files.delete(self.segment)
         if self.store.pairs:
-            self.store.files.delete(f"{self.store.pairs}/{STAGING}/{self.run_id}")
+            self.store.files.delete(self.store.staging_dir(self.run_id))
 
     def publish_pairs(self) -> None:
         """Step 6: move the staged pair partition into the pair table.
@@ -473,7 +731,7 @@ class Transaction:
             return
         try:
             self.store.files.rename_dir(self.staged_pairs, self.final_pairs)
-            self.store.files.delete(f"{self.store.pairs}/{STAGING}/{self.run_id}")
+            self.store.files.delete(self.store.staging_dir(self.run_id))
         except Exception as e:
             raise CommittedError(
                 f"run {self.run_date} IS COMMITTED as version {self.base.version + 1} of index"
@@ -577,7 +835,7 @@ class Compaction:
         """After the commit: delete the segments the compacted one replaced; returns how many."""
         assert self.committed
         for s in self.base.segments:
-            self.store.files.delete(segment_path(self.store.root, s.id))
+            self.store.files.delete(self.store.segment_dir(s.id))
         return len(self.base.segments)
 
 

@@ -47,6 +47,7 @@ from jobs.index_store import (
     IndexStore,
     add_future_date_argument,
     add_lock_argument,
+    check_index_owned,
     check_run_date,
     hook,
     index_settings,
@@ -188,7 +189,9 @@ def run(
     options = write_options(cfg)
     seconds: dict[str, float] = {}
     store = IndexStore(spark, index_path, pairs_path, reads={"--batch": batch_path})
+    store.check_owned()  # before the lock: a foreign directory is not even given a lock file
     with store.locked(run_id, break_lock=break_lock):
+        store.claim()
         current = store.manifest()
         summary["recovered"] = store.recover(current)
         corpus = read_corpus(
@@ -349,6 +352,7 @@ def main(argv: list[str] | None = None) -> int:
         cfg = config_module.load(args.config, args.set)
         run_date = check_run_date(args.run_date, allow_future=args.allow_future_date)
         check_job_paths({"--index": args.index, "--output": args.output}, {"--batch": args.batch})
+        check_index_owned(args.index, args.output, {"--batch": args.batch})
         log.info("%s", config_module.describe(cfg))
         return cfg.spark, lambda spark: run(
             spark,

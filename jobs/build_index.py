@@ -21,6 +21,7 @@ import sys
 import time
 import tomllib
 import uuid
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -129,13 +130,15 @@ def build(
         store.claim()
         current = store.manifest()
         store.recover(current)
-        if current is not None and current.version > 0:
+        if current is not None and current.runs:
             raise OutputExistsError(
                 f"index {index_path} already holds {current.version} version(s); not rebuilt"
             )
         documents = spark.read.parquet(f"{run_path}/documents").where(F.col(DOC_ID).isNotNull())
         id_type = documents.schema[DOC_ID].dataType.simpleString()
-        base = Manifest.empty(id_type, settings)
+        # an index whose every run was undone (jobs/undo_night.py) is empty at a later version:
+        # the build commits the next one (version numbers only grow)
+        base = replace(Manifest.empty(id_type, settings), version=current.version if current else 0)
         tx = store.begin(base, run_date, run_id)
         # every precondition before anything is written (as jobs/nightly.py): after the commit
         # point only the publishing rename is left, and a failure there says the run committed

@@ -622,8 +622,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     sub.add_parser(
         "run",
-        help="run a job (near-duplicates, dedup, nightly, build-index, compact-index) with the"
-        " bundled Spark:"
+        help="run a job (near-duplicates, dedup, nightly, build-index, compact-index,"
+        " undo-night) with the bundled Spark:"
         " shingling run JOB [job options] [-- spark-submit options]",
         add_help=False,
     )

@@ -19,11 +19,11 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from hostile_helpers import snapshot
+from hostile_helpers import claimed, committed, snapshot
 
 from jobs import build_index, compact_index, nightly, session
 from jobs.errors import BadInputError
-from jobs.index_store import OWNER, IndexStore, Transaction
+from jobs.index_store import OWNER
 from shingling.index import IDENTITY, Manifest, SegmentInfo
 
 DATE = "2026-12-01"
@@ -124,31 +124,6 @@ def test_a_new_or_empty_directory_is_fine_to_create_an_index_in(
 
 
 # -- an index committed by hand: a local index needs no session ---------------------------------
-
-
-def claimed(index: Path, pairs: Path) -> IndexStore:
-    store = IndexStore(None, str(index), str(pairs))  # type: ignore[arg-type]
-    store.check_owned()
-    with store.locked("test"):
-        store.claim()
-    return store
-
-
-def committed(store: IndexStore, run_id: str = "aaaaaaaaaaaa", *, publish: bool) -> Transaction:
-    """A night committed by hand: a segment, a staged pair partition, the manifest swapped."""
-    base = store.manifest() or Manifest.empty("string", {"k": 20})
-    date = f"2026-12-{base.version + 1:02d}"
-    tx = store.begin(base, date, run_id)
-    assert tx.staged_pairs is not None
-    store.mark_staging(run_id)
-    Path(tx.staged_pairs).mkdir(parents=True)
-    pq.write_table(pa.table({"doc_a": [run_id]}), f"{tx.staged_pairs}/part-0.parquet")
-    Path(tx.segment, "documents").mkdir(parents=True)
-    tx.info = SegmentInfo(tx.segment_id, date, documents=1, postings=0, superseded=0)
-    tx.commit({"k": 20}, "string", {})
-    if publish:
-        tx.publish_pairs()
-    return tx
 
 
 def test_a_second_index_on_a_pair_table_is_refused_and_its_staging_kept(

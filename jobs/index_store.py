@@ -268,7 +268,7 @@ class IndexStore:
         return posixpath.normpath(path).startswith(top.rstrip("/") + "/")
 
     def _read_json(self, path: str) -> dict[str, Any] | None:
-        """A small JSON object file of ours, None if absent; BadInputError (exit 3) if unreadable."""
+        """A small JSON file of ours: None if absent, BadInputError (exit 3) if unreadable."""
         text = self.files.read_text(path)
         if text is None:
             return None
@@ -399,7 +399,8 @@ class IndexStore:
 
     def segment_dir(self, segment_id: str) -> str:
         """Where a segment the manifest names lives; BadInputError (exit 3) for an id that is not
-        a plain name inside ``segments/`` (an edited manifest never makes a run delete elsewhere)."""
+        a plain name inside ``segments/``, so that an edited manifest never makes a run delete
+        elsewhere."""
         path = segment_path(self.root, segment_id)
         if "/" in segment_id or not self._inside(path, f"{self.root}/{SEGMENTS}"):
             raise BadInputError(
@@ -897,12 +898,13 @@ class Rollback:
         last = base.last_run_date
         if night_date not in base.runs:
             raise UndoRefusedError(
-                f"index {store.root} holds no run {night_date} (its last run is {last}); nothing to undo"
+                f"index {store.root} holds no run {night_date} (its last run is {last});"
+                " nothing to undo"
             )
         if night_date != last:
             raise UndoRefusedError(
-                f"run {night_date} is not the last of index {store.root} ({last}): only the last night"
-                f" can be undone; undo {last} first if it must go too"
+                f"run {night_date} is not the last of index {store.root} ({last}): only the last"
+                f" night can be undone; undo {last} first if it must go too"
             )
         night = base.runs[night_date].get("segment")
         if base.version == 1:
@@ -930,7 +932,8 @@ class Rollback:
             or previous.version != base.version - 1
         ):
             raise UndoRefusedError(
-                f"version {base.version} of index {store.root} is not the night of {night_date} alone"
+                f"version {base.version} of index {store.root} is not the night of {night_date}"
+                " alone"
                 " (the index was compacted since, or rebuilt): that night cannot be undone, since"
                 " its documents are now part of other segments; build a new index, or keep it"
             )
@@ -948,7 +951,9 @@ class Rollback:
             store.files.rename_dir(final, staged)
             self.moved = True
         elif not store.files.exists(staged):
-            log.warning("%s holds no partition %s: only the index is taken back", store.pairs, final)
+            log.warning(
+                "%s holds no partition %s: only the index is taken back", store.pairs, final
+            )
 
     def commit(self) -> Manifest:
         """Step 2: the version before the night, committed again as the next version."""

@@ -25,6 +25,7 @@ from pyspark.sql import functions as F
 from jobs import config as config_module
 from jobs import nightly as nightly_job
 from jobs.clusters import connected_components
+from jobs.index_store import check_run_date
 from jobs.schemas import DOC_ID, JACCARD, TEXT
 from jobs.stages import Cache, Verification, configured_pairs
 from jobs.transforms import sketch_documents, skip_repeated_ids
@@ -130,14 +131,17 @@ def nightly(
     output: str,
     run_date: str,
     settings: Sequence[str] = (),
+    allow_future_date: bool = False,
 ) -> dict[str, Any]:
     """The nightly step (docs/nightly.md) from your own session: pairs the Parquet batch at
     ``batch`` with itself and with the index at ``index`` (created if absent), commits the batch's
     sketches to the index and the pairs to ``output``/run_date=``run_date``/, as
-    ``jobs/nightly.py`` does; ``settings`` are its ``--set`` values (``"pairs.threshold=0.6"``).
-    Returns the run summary; raises the job's errors (``jobs.errors.ShinglingError``).
+    ``jobs/nightly.py`` does; ``settings`` are its ``--set`` values (``"pairs.threshold=0.6"``),
+    ``allow_future_date`` its ``--allow-future-date``. Returns the run summary; raises the job's
+    errors (``jobs.errors.ShinglingError``).
     """
     cfg = config_module.load(overrides=list(settings))
+    run_date = check_run_date(run_date, allow_future=allow_future_date)
     return nightly_job.run(
         spark, cfg, batch_path=batch, index_path=index, pairs_path=output, run_date=run_date
     )

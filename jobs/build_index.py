@@ -21,6 +21,7 @@ import sys
 import time
 import tomllib
 import uuid
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -29,7 +30,15 @@ from pyspark.sql import functions as F
 
 from jobs import config as config_module
 from jobs.errors import EXIT_CODES_HELP, BadInputError, OutputExistsError
-from jobs.index_store import IndexStore, check_run_date, hook, index_settings, write_options
+from jobs.index_store import (
+    IndexStore,
+    add_future_date_argument,
+    check_index_owned,
+    check_run_date,
+    hook,
+    index_settings,
+    write_options,
+)
 from jobs.io import path_exists, read_corpus
 from jobs.paths import check_output_name, check_paths
 from jobs.schemas import DOC_ID, SKETCH
@@ -57,6 +66,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         help="the run's corpus, whose texts a verifying index keeps (default: the run's input,"
         " as its summary.json records it)",
     )
+    add_future_date_argument(parser)
     return parser.parse_args(argv)
 
 
@@ -115,16 +125,20 @@ def build(
     options = write_options(cfg)
     run_id = uuid.uuid4().hex[:12]
     store = IndexStore(spark, index_path, pairs_path, reads=run_reads(run_path, pairs_path))
+    store.check_owned()  # before the lock: a foreign directory is not even given a lock file
     with store.locked(run_id):
+        store.claim()
         current = store.manifest()
         store.recover(current)
-        if current is not None and current.version > 0:
+        if current is not None and current.runs:
             raise OutputExistsError(
                 f"index {index_path} already holds {current.version} version(s); not rebuilt"
             )
         documents = spark.read.parquet(f"{run_path}/documents").where(F.col(DOC_ID).isNotNull())
         id_type = documents.schema[DOC_ID].dataType.simpleString()
-        base = Manifest.empty(id_type, settings)
+        # an index whose every run was undone (jobs/undo_night.py) is empty at a later version:
+        # the build commits the next one (version numbers only grow)
+        base = replace(Manifest.empty(id_type, settings), version=current.version if current else 0)
         tx = store.begin(base, run_date, run_id)
         # every precondition before anything is written (as jobs/nightly.py): after the commit
         # point only the publishing rename is left, and a failure there says the run committed
@@ -198,13 +212,14 @@ def build(
 
 def main(argv: list[str] | None = None) -> int:
     def prepare(args: argparse.Namespace) -> tuple[dict[str, str], Work]:
-        run_date = check_run_date(args.run_date)
+        run_date = check_run_date(args.run_date, allow_future=args.allow_future_date)
         check_output_name("--index", args.index)
         check_output_name("--output", args.output)
         check_paths(
             {"--index": args.index, "--output": args.output},
             run_reads(args.run, args.output, args.input),
         )
+        check_index_owned(args.index, args.output, run_reads(args.run, args.output, args.input))
         defaults = config_module.load(None, [])
         return defaults.spark, lambda spark: build(
             spark,

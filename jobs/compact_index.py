@@ -36,7 +36,13 @@ from pyspark.sql import SparkSession
 
 from jobs import config as config_module
 from jobs.errors import EXIT_CODES_HELP, BadInputError, ConfigError
-from jobs.index_store import IndexStore, add_lock_argument, hook, write_options
+from jobs.index_store import (
+    IndexStore,
+    add_lock_argument,
+    check_index_owned,
+    hook,
+    write_options,
+)
 from jobs.paths import check_output_name
 from jobs.session import Steps, Work, run_main
 
@@ -81,11 +87,13 @@ def compact(
         "started_at": datetime.now(UTC).isoformat(timespec="seconds"),
     }
     store = IndexStore(spark, index_path, None)
-    # before the lock and the recovery: at a path that holds no manifest (a typo, or an index whose
-    # manifest was lost) nothing is created, and nothing is deleted as a leftover
-    if store.manifest() is None:
+    # before the lock and the recovery: a directory that is not an index of ours is refused (exit
+    # 2), and at a path that holds no manifest (a typo, or an index whose manifest was lost)
+    # nothing is created, and nothing is deleted as a leftover
+    if store.check_owned() is None:
         raise BadInputError(f"{index_path} holds no committed index: nothing to compact")
     with store.locked(run_id, break_lock=break_lock):
+        store.claim()
         base = store.manifest()
         if base is None or not base.segments:
             raise BadInputError(f"{index_path} holds no committed index: nothing to compact")
@@ -152,6 +160,7 @@ def main(argv: list[str] | None = None) -> int:
     def prepare(args: argparse.Namespace) -> tuple[dict[str, str], Work]:
         cfg = config_module.load(args.config, args.set)
         check_output_name("--index", args.index)
+        check_index_owned(args.index, None)
         if args.min_segments < 1:
             raise ConfigError(f"--min-segments {args.min_segments}: expected 1 or more")
         return cfg.spark, lambda spark: compact(

@@ -11,6 +11,7 @@ import dataclasses
 import json
 import math
 import pkgutil
+import re
 import tomllib
 from dataclasses import dataclass, fields
 from pathlib import Path
@@ -204,6 +205,25 @@ def _parse_override(item: str) -> tuple[str, str, Any]:
     return section, key.strip().strip('"'), value
 
 
+def _check_text(name: str, value: str) -> None:
+    """Refuse a string that is not Unicode text (a lone surrogate, as Python decodes a command
+    line's undecodable bytes): config.toml, written in UTF-8 beside the output, could not hold it.
+
+    >>> _check_text("input.id_column", "id 😀")
+    >>> _check_text("input.id_column", "id \\udcff")
+    Traceback (most recent call last):
+    ...
+    jobs.errors.ConfigError: input.id_column = 'id \\udcff' is not valid text (a lone surrogate ...
+    """
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as e:
+        raise ConfigError(
+            f"{name} = {value!r} is not valid text (a lone surrogate at {e.start}, as undecodable"
+            " bytes of a command line read); write it in UTF-8"
+        ) from e
+
+
 def _build(section: str, cls: type, values: dict[str, Any]) -> Any:
     kwargs = {}
     for f in fields(cls):
@@ -220,6 +240,8 @@ def _build(section: str, cls: type, values: dict[str, Any]) -> Any:
             raise ConfigError(f"{name} must be a finite number, got {value!r}")
         if expected is str and not value:
             raise ConfigError(f"{name} must not be empty")
+        if expected is str:
+            _check_text(name, str(value))
         if name in RULES:
             RULES[name].check(name, value)
         kwargs[f.name] = value
@@ -245,6 +267,9 @@ def load(path: str | Path | None = None, overrides: list[str] | tuple[str, ...] 
         str(k): str(v).lower() if isinstance(v, bool) else str(v)
         for k, v in merged["spark"].items()
     }
+    for key, value in spark.items():
+        _check_text(f"spark.{key}", key)
+        _check_text(f"spark.{key}", value)
     return Config(
         **{name: _build(name, cls, merged[name]) for name, cls in _SECTIONS.items()}, spark=spark
     )
@@ -288,13 +313,48 @@ def describe(config: Config) -> str:
     )
 
 
+# what a TOML basic string must escape: the quote, the backslash and the control characters
+# (tab aside); everything else, emoji included, is written as itself (config.toml is UTF-8)
+_TOML_ESCAPES = {'"': '\\"', "\\": "\\\\", "\b": "\\b", "\n": "\\n", "\f": "\\f", "\r": "\\r"}
+_BARE_KEY = re.compile(r"^[A-Za-z0-9_-]+$")
+
+
+def toml_string(text: str) -> str:
+    """``text`` as a TOML basic string that reads back as exactly ``text``.
+
+    ``json.dumps`` is not that: it writes a character beyond the BMP as two escaped surrogates
+    (``\\ud83d\\ude00``), which TOML refuses, and leaves DEL unescaped, which TOML forbids.
+
+    >>> print(toml_string('id "😀"\\x7f'))
+    "id \\"😀\\"\\u007F"
+    """
+    return (
+        '"'
+        + "".join(
+            _TOML_ESCAPES.get(c)
+            or (f"\\u{ord(c):04X}" if (ord(c) < 32 and c != "\t") or ord(c) == 127 else c)
+            for c in text
+        )
+        + '"'
+    )
+
+
+def _toml_value(value: Any) -> str:
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, str):
+        return toml_string(value)
+    return json.dumps(value)  # an int, or a finite float (load refuses nan and infinities)
+
+
 def to_toml(config: Config) -> str:
-    """The config as TOML, to save beside an output (strings and numbers only, as loaded)."""
+    """The config as TOML, to save beside an output; :func:`load` reads it back as ``config``
+    (tests/hostile/test_state.py, every Unicode string included)."""
     lines = []
     for section, values in config.to_dict().items():
         lines.append(f"[{section}]")
         for key, value in values.items():
-            shown = json.dumps(value) if not isinstance(value, bool) else str(value).lower()
-            lines.append(f"{json.dumps(key) if '.' in key else key} = {shown}")
+            shown_key = key if _BARE_KEY.match(key) else toml_string(key)
+            lines.append(f"{shown_key} = {_toml_value(value)}")
         lines.append("")
     return "\n".join(lines)

@@ -49,7 +49,10 @@ import fcntl
 import json
 import logging
 import os
+import posixpath
+import re
 import socket
+import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from datetime import UTC, date, datetime
@@ -59,7 +62,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from jobs import config as config_module
-from jobs.errors import ConfigError, ExitCode, ShinglingError
+from jobs.errors import BadInputError, ConfigError, ExitCode, ShinglingError
 from jobs.io import TEST_HOOK_ENV as TEST_HOOK_ENV  # re-exported: the tests set it from here
 from jobs.io import Files, hook, qualified
 from jobs.paths import check_output_name, check_paths, is_local, local_part
@@ -68,14 +71,18 @@ from shingling.index import (
     ADDED,
     DECISIONS,
     DOCUMENTS,
+    FORMAT,
     HASH,
+    IDENTITY,
     LOCK,
     MANIFEST,
     POSTINGS,
     SEGMENT,
+    SEGMENTS,
     SUPERSEDED,
     TEXTS,
     VERSIONS,
+    IndexFormatError,
     Manifest,
     SegmentInfo,
     segment_path,
@@ -85,6 +92,16 @@ from shingling.index import (
 log = logging.getLogger("shingling")
 
 STAGING = "_staging"
+# in a pair table, and in each run's staging directory in it: the index it belongs to
+OWNER = "_owner.json"
+PAIRS_FORMAT = "shingling-pairs"
+_RUN_ID = re.compile(r"^[0-9a-f]{12}$")
+_ISO_DATE = re.compile(r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$")
+
+
+class ForeignPathError(ConfigError):
+    """--index or --output holds something that is not this index's: never written into nor
+    cleaned (exit 2)."""
 
 
 class MissingTextsError(ShinglingError):
@@ -121,6 +138,10 @@ class CommittedError(ShinglingError):
     """A failure after the commit point: the run is committed, something after it is unfinished."""
 
     exit_code = ExitCode.FAILED
+
+
+class UndoRefusedError(ConfigError):
+    """The run date asked to be undone is not the index's last commit (exit 2)."""
 
 
 class IndexMismatchError(ShinglingError):
@@ -173,6 +194,17 @@ def _write_postings(documents: DataFrame, path: str, postings: int, options: Wri
     _write_sorted(hashes, path, HASH, postings, options)
 
 
+def check_index_owned(
+    index_path: str, pairs_path: str | None, reads: dict[str, str | None] | None = None
+) -> None:
+    """Before Spark starts: refuse a local --index or --output that is not this index's
+    (:meth:`IndexStore.check_owned`, exit 2). Other filesystems are checked by the run itself,
+    once its session is there, still before anything is written."""
+    if is_local(index_path) and (pairs_path is None or is_local(pairs_path)):
+        # local paths need no session (jobs.io.Files works with os alone)
+        IndexStore(None, index_path, pairs_path, reads=reads).check_owned()  # type: ignore[arg-type]
+
+
 def add_lock_argument(parser: argparse.ArgumentParser) -> None:
     """The ``--break-lock`` option of the jobs that write an index."""
     parser.add_argument(
@@ -206,10 +238,220 @@ class IndexStore:
         self.root = self._qualified(index_path)
         self.pairs = self._qualified(pairs_path) if pairs_path else None
         self.files = Files(spark, is_local(self.root))
+        self.index_id: str | None = None  # read by check_owned, written by claim
 
     def _qualified(self, path: str) -> str:
         path = path.rstrip("/")
         return os.path.abspath(local_part(path)) if is_local(path) else path
+
+    # -- ownership ----------------------------------------------------------------------------
+    def _is_directory(self, path: str) -> bool:
+        """Whether ``path`` is a directory (a symbolic link to one counts: /data/index -> disk)."""
+        if self.files.local:
+            return os.path.isdir(local_part(path))
+        return self.files.is_dir(path)
+
+    def _inside(self, path: str, root: str) -> bool:
+        """Whether ``path`` lies strictly inside ``root``, ``..`` and symbolic links resolved up
+        to its last component (a link there is itself inside: deleting it unlinks it).
+
+        Recovery moves and deletes only such paths: whatever a manifest or a listing says, it
+        never reaches outside this run's --index and --output, nor a parent of either.
+        """
+        name = path.rstrip("/").rsplit("/", 1)[-1]
+        if name in ("", ".", ".."):
+            return False
+        if self.files.local:
+            top = os.path.realpath(local_part(root))
+            parent = os.path.realpath(os.path.dirname(local_part(path).rstrip("/")))
+            return os.path.join(parent, name).startswith(top.rstrip("/") + "/")
+        top = posixpath.normpath(root)
+        return posixpath.normpath(path).startswith(top.rstrip("/") + "/")
+
+    def _read_json(self, path: str) -> dict[str, Any] | None:
+        """A small JSON file of ours: None if absent, BadInputError (exit 3) if unreadable."""
+        text = self.files.read_text(path)
+        if text is None:
+            return None
+        try:
+            value = json.loads(text)
+        except ValueError as e:
+            raise BadInputError(f"cannot read {path}: {e}; nothing was changed") from e
+        if not isinstance(value, dict):
+            raise BadInputError(f"cannot read {path}: not a JSON object; nothing was changed")
+        return value
+
+    def _identity(self) -> str | None:
+        """The index's id from ``_identity.json``, None if there is none."""
+        found = self._read_json(f"{self.root}/{IDENTITY}")
+        if found is None:
+            return None
+        if found.get("format") != FORMAT or not str(found.get("index_id", "")).isalnum():
+            raise ForeignPathError(
+                f"--index {self.root}: its {IDENTITY} is not a shingling index's; nothing was"
+                " written or deleted"
+            )
+        return str(found["index_id"])
+
+    def _pairs_owner(self) -> dict[str, Any] | None:
+        """The pair table's owner marker, None if it has none."""
+        assert self.pairs is not None
+        found = self._read_json(f"{self.pairs}/{OWNER}")
+        if found is not None and found.get("format") != PAIRS_FORMAT:
+            raise ForeignPathError(
+                f"--output {self.pairs}: its {OWNER} is not a shingling pair table's; nothing was"
+                " written or deleted"
+            )
+        return found
+
+    def check_owned(self) -> Manifest | None:
+        """Refuse, before anything is written or deleted, an --index that is not an index of
+        ours and a pair table that is not this index's (:class:`ForeignPathError`, exit 2).
+
+        An index of ours holds ``_identity.json`` or a ``_manifest.json`` of our format (an index
+        made before identities); a new index is a path that does not exist or an empty directory.
+        A pair table is this index's when its ``_owner.json`` names the index; one without it is
+        new (absent or empty) or, made before owner markers, holds only partitions of this index's
+        runs. Returns the committed manifest (None if there is none).
+        """
+        if self.files.exists(self.root) and not self._is_directory(self.root):
+            raise ForeignPathError(
+                f"--index {self.root} exists and is not a directory; nothing was written"
+            )
+        names = [n for n in self.files.list_names(self.root) if n != LOCK]
+        self.index_id = self._identity()
+        manifest = None
+        if MANIFEST in names:
+            try:
+                manifest = self.manifest()
+            except IndexFormatError as e:
+                raise ForeignPathError(
+                    f"--index {self.root} is not an index of ours ({e}): it is never written into"
+                    " nor cleaned; choose a new or empty directory"
+                ) from e
+            except (ValueError, KeyError, TypeError) as e:
+                raise BadInputError(
+                    f"cannot read {self.root}/{MANIFEST} ({e!r}); nothing was changed"
+                ) from e
+        if names and self.index_id is None and manifest is None:
+            raise ForeignPathError(
+                f"--index {self.root} is a directory that holds no index of ours (no {MANIFEST}"
+                f" nor {IDENTITY}; it holds {', '.join(names[:4])}"
+                f"{', ...' if len(names) > 4 else ''}): it is never written into nor cleaned;"
+                " choose a new or empty directory"
+            )
+        if self.pairs:
+            self._check_pairs_owned(manifest)
+        return manifest
+
+    def _check_pairs_owned(self, manifest: Manifest | None) -> None:
+        assert self.pairs is not None
+        if self.files.exists(self.pairs) and not self._is_directory(self.pairs):
+            raise ForeignPathError(
+                f"--output {self.pairs} exists and is not a directory; nothing was written"
+            )
+        owner = self._pairs_owner()
+        if owner is not None:
+            if self.index_id is None or owner.get("index_id") != self.index_id:
+                raise ForeignPathError(
+                    f"--output {self.pairs} is the pair table of another index"
+                    f" ({owner.get('index')}): a pair table belongs to one index, and this one is"
+                    f" {self.root}; nothing was written or deleted; choose another --output"
+                )
+            return
+        runs = set(manifest.runs) if manifest else set()
+        others = [
+            n
+            for n in self.files.list_names(self.pairs)
+            if n != STAGING and not (n.startswith("run_date=") and n[len("run_date=") :] in runs)
+        ]
+        if others:
+            raise ForeignPathError(
+                f"--output {self.pairs} exists and is not the pair table of index {self.root}"
+                f" (no {OWNER}, and it holds {', '.join(others[:4])}"
+                f"{', ...' if len(others) > 4 else ''}): it is never written into nor cleaned;"
+                " choose a new or empty directory"
+            )
+
+    def claim(self) -> None:
+        """Under the lock, before anything else is written: give a new index its identity and
+        mark the pair table as this index's (exclusive creates: of two runs racing, one wins, and
+        the other sees the winner's and checks it)."""
+        if self.index_id is None:
+            created = json.dumps(
+                {
+                    "format": FORMAT,
+                    "index_id": uuid.uuid4().hex,
+                    "created_at": datetime.now(UTC).isoformat(timespec="seconds"),
+                }
+            )
+            self.files.create_exclusive(f"{self.root}/{IDENTITY}", created + "\n")
+            self.index_id = self._identity()
+        if self.pairs is None:
+            return
+        marker = json.dumps({"format": PAIRS_FORMAT, "index_id": self.index_id, "index": self.root})
+        if not self.files.create_exclusive(f"{self.pairs}/{OWNER}", marker + "\n"):
+            owner = self._pairs_owner()
+            if owner is None or owner.get("index_id") != self.index_id:
+                raise ForeignPathError(
+                    f"--output {self.pairs} became the pair table of another index"
+                    f" ({owner.get('index') if owner else '?'}) during this run; nothing committed"
+                )
+
+    def segment_dir(self, segment_id: str) -> str:
+        """Where a segment the manifest names lives; BadInputError (exit 3) for an id that is not
+        a plain name inside ``segments/``, so that an edited manifest never makes a run delete
+        elsewhere."""
+        path = segment_path(self.root, segment_id)
+        if "/" in segment_id or not self._inside(path, f"{self.root}/{SEGMENTS}"):
+            raise BadInputError(
+                f"index {self.root}: its manifest names segment {segment_id!r}, which is not a"
+                " directory inside its segments/; nothing was changed"
+            )
+        return path
+
+    def staging_dir(self, run_id: str) -> str:
+        """A run's staging directory in the pair table."""
+        assert self.pairs is not None and _RUN_ID.match(run_id), run_id
+        return f"{self.pairs}/{STAGING}/{run_id}"
+
+    def staged_pairs(self, run_id: str, run_date: str) -> str:
+        """Where a run stages its pair partition: in this run's --output, whatever the manifest
+        recorded (an index or pair table moved since keeps working, and an edited manifest cannot
+        name a path elsewhere)."""
+        return f"{self.staging_dir(run_id)}/run_date={run_date}"
+
+    def final_pairs(self, run_date: str) -> str:
+        assert self.pairs is not None
+        return f"{self.pairs}/run_date={run_date}"
+
+    def mark_staging(self, run_id: str) -> None:
+        """Mark a run's staging directory as this index's, before anything is staged in it:
+        recovery deletes only staging so marked (or a committed run's, once published)."""
+        marker = json.dumps({"format": PAIRS_FORMAT, "index_id": self.index_id, "run_id": run_id})
+        self.files.write_text(f"{self.staging_dir(run_id)}/{OWNER}", marker + "\n")
+
+    def _owns_staging(self, name: str) -> bool:
+        """Whether ``_staging/<name>`` is a staging directory this index marked."""
+        if self.pairs is None or self.index_id is None or not _RUN_ID.match(name):
+            return False
+        path = self.staging_dir(name)
+        if not self._inside(path, self.pairs):
+            return False
+        try:
+            owner = self._read_json(f"{path}/{OWNER}")
+        except BadInputError:
+            return False
+        return owner is not None and owner.get("index_id") == self.index_id
+
+    def _delete_staging(self, run_id: str) -> bool:
+        """Delete a run's staging directory once it holds nothing but its marker; True if done."""
+        path = self.staging_dir(run_id)
+        left = [n for n in self.files.list_names(path) if n != OWNER]
+        if left or not self._inside(path, self.pairs or ""):
+            return False
+        self.files.delete(path)
+        return True
 
     # -- lock ---------------------------------------------------------------------------------
     @contextlib.contextmanager
@@ -261,32 +503,53 @@ class IndexStore:
         return Manifest.from_json(text) if text is not None else None
 
     def recover(self, manifest: Manifest | None) -> dict[str, int]:
-        """Publish committed runs' staged pairs, delete killed runs' leftovers (under the lock)."""
+        """Publish committed runs' staged pairs, delete killed runs' leftovers (under the lock).
+
+        Only what this index owns: segments and version files inside this --index that the
+        manifest does not name, and the staging directories in this --output that this index
+        marked (:meth:`mark_staging`). The paths come from this run's --index and --output and
+        the runs' ids, never from paths a manifest records.
+        """
         done = {"pair_partitions_published": 0, "leftovers_deleted": 0}
         listed = {s.id for s in manifest.segments} if manifest else set()
-        for run in manifest.runs.values() if manifest else ():
-            staged, final = run.get("staged_pairs"), run.get("final_pairs")
-            if staged and final and self.files.exists(staged) and not self.files.exists(final):
+        for run_date, run in manifest.runs.items() if manifest and self.pairs else ():
+            run_id = str(run.get("run_id", ""))
+            if not (_RUN_ID.match(run_id) and _ISO_DATE.match(run_date)):
+                continue
+            staged, final = self.staged_pairs(run_id, run_date), self.final_pairs(run_date)
+            if self.files.is_dir(staged) and not self.files.exists(final):
                 self.files.rename_dir(staged, final)
-                self.files.delete(staged.rsplit("/", 1)[0])  # the run's now empty staging directory
+                self._delete_staging(run_id)
                 done["pair_partitions_published"] += 1
-        for name in self.files.list_names(f"{self.root}/segments"):
-            if name not in listed:
-                self.files.delete(segment_path(self.root, name))
+        segments = f"{self.root}/{SEGMENTS}"
+        for name in self.files.list_names(segments):
+            path = segment_path(self.root, name)
+            if name not in listed and self._inside(path, segments):
+                self.files.delete(path)
                 done["leftovers_deleted"] += 1
         current = manifest.version if manifest else 0
         for name in self.files.list_names(f"{self.root}/{VERSIONS}"):
             # a run killed between writing its version file and swapping the manifest
-            if name.endswith(".json") and name[:-5].isdigit() and int(name[:-5]) > current:
-                self.files.delete(f"{self.root}/{VERSIONS}/{name}")
+            path = f"{self.root}/{VERSIONS}/{name}"
+            stale = name.endswith(".json") and name[:-5].isdigit() and int(name[:-5]) > current
+            if stale and self._inside(path, self.root):
+                self.files.delete(path)
                 done["leftovers_deleted"] += 1
         for name in self.files.list_names(self.root):
-            if name.startswith(f"{MANIFEST}.tmp-"):
+            if re.match(rf"^{re.escape(MANIFEST)}\.tmp-[0-9a-f]{{12}}$", name):
                 self.files.delete(f"{self.root}/{name}")
         if self.pairs:
             for name in self.files.list_names(f"{self.pairs}/{STAGING}"):
-                self.files.delete(f"{self.pairs}/{STAGING}/{name}")
-                done["leftovers_deleted"] += 1
+                if self._owns_staging(name):
+                    self.files.delete(self.staging_dir(name))
+                    done["leftovers_deleted"] += 1
+                else:
+                    log.warning(
+                        "left %s/%s/%s in place: no run of this index staged it",
+                        self.pairs,
+                        STAGING,
+                        name,
+                    )
         return done
 
     def live_documents(self, manifest: Manifest) -> DataFrame | None:
@@ -377,6 +640,9 @@ class IndexStore:
     def begin_compaction(self, base: Manifest, run_id: str) -> Compaction:
         return Compaction(self, base, run_id)
 
+    def begin_rollback(self, base: Manifest, run_date: str, run_id: str) -> Rollback:
+        return Rollback(self, base, run_date, run_id)
+
     def check_current(self, base: Manifest) -> None:
         """Protocol step 4: ConcurrentCommitError unless ``base`` is still the committed version."""
         current = self.manifest()
@@ -411,10 +677,8 @@ class Transaction:
         self.documents_path = f"{self.segment}/{DOCUMENTS}"
         self.texts_path = f"{self.segment}/{TEXTS}"
         self.decisions_path = f"{self.segment}/{DECISIONS}"
-        self.staged_pairs = (
-            f"{store.pairs}/{STAGING}/{run_id}/run_date={run_date}" if store.pairs else None
-        )
-        self.final_pairs = f"{store.pairs}/run_date={run_date}" if store.pairs else None
+        self.staged_pairs = store.staged_pairs(run_id, run_date) if store.pairs else None
+        self.final_pairs = store.final_pairs(run_date) if store.pairs else None
         self.info: SegmentInfo | None = None
         self.committed = False
 
@@ -441,7 +705,9 @@ class Transaction:
         decisions.coalesce(1).sortWithinPartitions(DOC_ID).write.parquet(self.decisions_path)
 
     def stage_pairs(self, pairs: DataFrame) -> None:
+        """Write the run's pair partition aside, in a staging directory marked as this index's."""
         assert self.staged_pairs is not None
+        self.store.mark_staging(self.run_id)
         pairs.write.parquet(self.staged_pairs)
 
     def write_index(
@@ -508,7 +774,7 @@ class Transaction:
             return
         self.store.files.delete(self.segment)
         if self.store.pairs:
-            self.store.files.delete(f"{self.store.pairs}/{STAGING}/{self.run_id}")
+            self.store.files.delete(self.store.staging_dir(self.run_id))
 
     def publish_pairs(self) -> None:
         """Step 6: move the staged pair partition into the pair table.
@@ -520,7 +786,7 @@ class Transaction:
             return
         try:
             self.store.files.rename_dir(self.staged_pairs, self.final_pairs)
-            self.store.files.delete(f"{self.store.pairs}/{STAGING}/{self.run_id}")
+            self.store.files.delete(self.store.staging_dir(self.run_id))
         except Exception as e:
             raise CommittedError(
                 f"run {self.run_date} IS COMMITTED as version {self.base.version + 1} of index"
@@ -629,15 +895,157 @@ class Compaction:
         """After the commit: delete the segments the compacted one replaced; returns how many."""
         assert self.committed
         for s in self.base.segments:
-            self.store.files.delete(segment_path(self.store.root, s.id))
+            self.store.files.delete(self.store.segment_dir(s.id))
         return len(self.base.segments)
 
 
-def check_run_date(value: str) -> str:
-    """The run date, refused unless it is a calendar date written YYYY-MM-DD.
+# how far after today (UTC) a run date may lie without --allow-future-date: a scheduler a time zone
+# ahead, or a batch named for tomorrow, is a day ahead; a typo (2027 for 2026) is far more, and a
+# committed date blocks every earlier one
+MAX_DAYS_AHEAD = 2
 
-    >>> check_run_date("2026-12-01")
+
+class Rollback:
+    """The index's last night taken back: the index and the pair table as they were before it,
+    with the commit protocol of a night (``jobs/undo_night.py``).
+
+    The version before the night is its history copy, ``_versions/<version - 1>.json``, checked
+    to be the night's base (the same segments and runs but the night's): a night followed by a
+    compaction, or any run but the last, is refused. The steps, under the lock and after recovery:
+
+    1. **Unpublish**: the night's pair partition is moved back to its staging directory, the path
+       a committed night's partition is published from. Killed here, the index still holds the
+       night, and the next run's recovery publishes the partition again: nothing changed.
+    2. **Commit**: the version before the night is committed again, as a new version (version
+       numbers only grow, so every history file stays), by the manifest swap of a night.
+    3. **Delete** the night's segment and staged partition. Killed before, the next run's recovery
+       deletes them (the manifest no longer names them).
+    """
+
+    def __init__(self, store: IndexStore, base: Manifest, run_date: str, run_id: str) -> None:
+        self.store = store
+        self.base = base
+        self.run_date = run_date
+        self.run_id = run_id
+        self.previous = self._previous()
+        run = base.runs[run_date]
+        self.night_run_id = str(run.get("run_id", ""))
+        if not _RUN_ID.match(self.night_run_id):
+            raise BadInputError(
+                f"index {store.root}: run {run_date} has no run id its manifest can be trusted"
+                f" with ({self.night_run_id!r}); nothing was changed"
+            )
+        self.segment = store.segment_dir(str(run["segment"]))
+        if store.pairs is None and (run.get("final_pairs") or run.get("staged_pairs")):
+            raise ConfigError(
+                f"run {run_date} wrote a pair partition ({run.get('final_pairs')}): pass its pair"
+                " table as --output, so that it is taken back with the index; nothing was changed"
+            )
+        self.moved = False
+        self.committed = False
+
+    def _previous(self) -> Manifest:
+        """The committed version before the night, checked to be the night's base."""
+        store, base, night_date = self.store, self.base, self.run_date
+        last = base.last_run_date
+        if night_date not in base.runs:
+            raise UndoRefusedError(
+                f"index {store.root} holds no run {night_date} (its last run is {last});"
+                " nothing to undo"
+            )
+        if night_date != last:
+            raise UndoRefusedError(
+                f"run {night_date} is not the last of index {store.root} ({last}): only the last"
+                f" night can be undone; undo {last} first if it must go too"
+            )
+        night = base.runs[night_date].get("segment")
+        if base.version == 1:
+            previous = Manifest.empty(base.id_type, base.settings)
+        else:
+            text = store.files.read_text(version_path(store.root, base.version - 1))
+            if text is None:
+                raise BadInputError(
+                    f"index {store.root}: {version_path(store.root, base.version - 1)}, the version"
+                    f" before the night, is missing; nothing was changed"
+                )
+            try:
+                previous = Manifest.from_json(text)
+            except (ValueError, KeyError, TypeError) as e:
+                raise BadInputError(
+                    f"cannot read {version_path(store.root, base.version - 1)} ({e!r}); nothing"
+                    " was changed"
+                ) from e
+        others = {d: r for d, r in base.runs.items() if d != night_date}
+        if (
+            not base.segments
+            or base.segments[-1].id != night
+            or previous.segments != base.segments[:-1]
+            or previous.runs != others
+            or previous.version != base.version - 1
+        ):
+            raise UndoRefusedError(
+                f"version {base.version} of index {store.root} is not the night of {night_date}"
+                " alone"
+                " (the index was compacted since, or rebuilt): that night cannot be undone, since"
+                " its documents are now part of other segments; build a new index, or keep it"
+            )
+        return previous
+
+    def unpublish(self) -> None:
+        """Step 1: move the night's pair partition back to the path it is published from."""
+        store = self.store
+        if store.pairs is None:
+            return
+        staged = store.staged_pairs(self.night_run_id, self.run_date)
+        final = store.final_pairs(self.run_date)
+        store.mark_staging(self.night_run_id)  # so that recovery may delete it once undone
+        if store.files.exists(final):
+            store.files.rename_dir(final, staged)
+            self.moved = True
+        elif not store.files.exists(staged):
+            log.warning(
+                "%s holds no partition %s: only the index is taken back", store.pairs, final
+            )
+
+    def commit(self) -> Manifest:
+        """Step 2: the version before the night, committed again as the next version."""
+        self.store.check_current(self.base)
+        new = replace(
+            self.previous,
+            version=self.base.version + 1,
+            created_at=datetime.now(UTC).isoformat(timespec="seconds"),
+        )
+        self.store.swap_manifest(new)
+        self.committed = True
+        return new
+
+    def abort(self) -> None:
+        """Before the commit: put the pair partition back in the pair table."""
+        if self.committed or self.store.pairs is None:
+            return
+        if self.moved:
+            staged = self.store.staged_pairs(self.night_run_id, self.run_date)
+            self.store.files.rename_dir(staged, self.store.final_pairs(self.run_date))
+        self.store._delete_staging(self.night_run_id)
+
+    def delete_night(self) -> None:
+        """Step 3, after the commit: the night's segment and staged pair partition."""
+        assert self.committed
+        self.store.files.delete(self.segment)
+        if self.store.pairs is not None:
+            self.store.files.delete(self.store.staging_dir(self.night_run_id))
+
+
+def check_run_date(value: str, *, allow_future: bool = False, today: date | None = None) -> str:
+    """The run date, refused unless it is a calendar date written YYYY-MM-DD and, without
+    ``allow_future``, at most :data:`MAX_DAYS_AHEAD` days after ``today`` (UTC by default).
+
+    >>> check_run_date("2026-12-01", today=date(2026, 12, 4))
     '2026-12-01'
+    >>> check_run_date("2027-12-01", today=date(2026, 12, 4))
+    Traceback (most recent call last):
+    ...
+    jobs.errors.ConfigError: --run-date 2027-12-01 is 362 days after today (2026-12-04, UTC): ...
     """
     try:
         parsed = date.fromisoformat(value)
@@ -645,7 +1053,25 @@ def check_run_date(value: str) -> str:
         parsed = None
     if parsed is None or parsed.isoformat() != value:
         raise ConfigError(f"--run-date {value!r}: expected a date written YYYY-MM-DD")
+    today = today or datetime.now(UTC).date()
+    ahead = (parsed - today).days
+    if ahead > MAX_DAYS_AHEAD and not allow_future:
+        raise ConfigError(
+            f"--run-date {value} is {ahead} days after today ({today.isoformat()}, UTC): a"
+            " committed date blocks every earlier one, so nothing was run; fix the date, or pass"
+            " --allow-future-date if it is right (a night committed by mistake is undone with"
+            " `shingling run undo-night`)"
+        )
     return value
+
+
+def add_future_date_argument(parser: argparse.ArgumentParser) -> None:
+    """The ``--allow-future-date`` option of the jobs that commit a run date."""
+    parser.add_argument(
+        "--allow-future-date",
+        action="store_true",
+        help=f"accept a --run-date more than {MAX_DAYS_AHEAD} days after today (UTC)",
+    )
 
 
 def index_settings(cfg: config_module.Config) -> dict[str, Any]:

@@ -43,6 +43,7 @@ JOBS = {
     "nightly": "jobs.nightly",
     "build-index": "jobs.build_index",
     "compact-index": "jobs.compact_index",
+    "undo-night": "jobs.undo_night",
 }
 PACKAGES = ("shingling", "jobs")
 LOCAL_PROPERTIES = Path(__file__).resolve().parents[1] / "conf" / "spark-local.conf"

@@ -46,7 +46,9 @@ from jobs.index_store import (
     AlreadyCommittedError,
     IndexMismatchError,
     IndexStore,
+    add_future_date_argument,
     add_lock_argument,
+    check_index_owned,
     check_run_date,
     hook,
     index_settings,
@@ -92,6 +94,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--run-date", required=True, help="this run's date, YYYY-MM-DD")
     config_module.add_config_arguments(parser, overwrite=False)
     add_lock_argument(parser)
+    add_future_date_argument(parser)
     return parser.parse_args(argv)
 
 
@@ -241,7 +244,9 @@ def run(
     options = write_options(cfg)
     seconds: dict[str, float] = {}
     store = IndexStore(spark, index_path, pairs_path, reads={"--batch": batch_path})
+    store.check_owned()  # before the lock: a foreign directory is not even given a lock file
     with store.locked(run_id, break_lock=break_lock):
+        store.claim()
         current = store.manifest()
         summary["recovered"] = store.recover(current)
         corpus = read_corpus(
@@ -425,8 +430,9 @@ def run(
 def main(argv: list[str] | None = None) -> int:
     def prepare(args: argparse.Namespace) -> tuple[dict[str, str], Work]:
         cfg = config_module.load(args.config, args.set)
-        run_date = check_run_date(args.run_date)
+        run_date = check_run_date(args.run_date, allow_future=args.allow_future_date)
         check_job_paths({"--index": args.index, "--output": args.output}, {"--batch": args.batch})
+        check_index_owned(args.index, args.output, {"--batch": args.batch})
         log.info("%s", config_module.describe(cfg))
         return cfg.spark, lambda spark: run(
             spark,

@@ -38,8 +38,8 @@ from shingling.index import (
 )
 from shingling.normalize import words as text_words
 from shingling.query import Match, query_index, query_table, rank
-from shingling.report import OtherRunError, write_report
-from shingling.report.load import distinct_pairs, read_texts, sorted_pairs
+from shingling.report import REPORT_NAME, OtherRunError, write_report
+from shingling.report.load import CLUSTERS_PATH, distinct_pairs, read_texts, sorted_pairs
 from shingling.schema import (
     DOC_A,
     DOC_B,
@@ -531,10 +531,49 @@ def top(args: argparse.Namespace) -> int:
 # report
 
 
+def report_reads(output: Path, corpus: str | None, clusters: str | None) -> dict[str, str | None]:
+    """What ``shingling report`` reads, by role: the report is never written over these, inside
+    them, or as a directory holding them (the corpus: ``--corpus``, else the summary's input)."""
+    if corpus is None:
+        try:
+            recorded = json.loads((output / RUN_SUMMARY).read_text(encoding="utf-8")).get("input")
+            corpus = str(recorded) if recorded else None
+        except (OSError, ValueError, AttributeError):
+            corpus = None  # load_run says what is wrong with the summary
+    return {
+        "the run's summary": str(output / RUN_SUMMARY),
+        "the run's config": str(output / RUN_CONFIG),
+        "the run's documents": str(output / RUN_DOCUMENTS),
+        "the run's pairs": str(output / RUN_PAIRS),
+        "the clusters table": clusters or str(output / CLUSTERS_PATH),
+        "the corpus": corpus,
+    }
+
+
+def check_report_target(output: Path, target: Path, reads: dict[str, str | None]) -> None:
+    """The path guards of the jobs (jobs/paths.py), for the report's one written file.
+
+    Raises:
+        UsageError: the target is, holds or lies inside something the report reads, has a name
+            a job would refuse, or is an existing directory.
+    """
+    from jobs.errors import ConfigError  # the jobs' guards: one definition of the rule
+    from jobs.io import check_job_paths
+
+    try:
+        check_job_paths({"--to": str(target)}, reads)
+    except ConfigError as e:
+        raise UsageError(f"{e}; nothing was written") from e
+    if target.is_dir():
+        raise UsageError(f"--to {target} is a directory; name the file to write")
+
+
 def report(args: argparse.Namespace) -> int:
     output = Path(args.output)
     if not (output / RUN_SUMMARY).is_file():
         raise InputError(f"no run summary at {output / RUN_SUMMARY}")
+    target = Path(args.to) if args.to is not None else output / REPORT_NAME
+    check_report_target(output, target, report_reads(output, args.corpus, args.clusters))
     try:
         print(write_report(output, corpus=args.corpus, path=args.to, clusters=args.clusters))
     except OtherRunError as e:
@@ -583,8 +622,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     sub.add_parser(
         "run",
-        help="run a job (near-duplicates, dedup, nightly, build-index, compact-index) with the"
-        " bundled Spark:"
+        help="run a job (near-duplicates, dedup, nightly, build-index, compact-index,"
+        " undo-night) with the bundled Spark:"
         " shingling run JOB [job options] [-- spark-submit options]",
         add_help=False,
     )

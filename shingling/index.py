@@ -12,6 +12,9 @@ Layout
       _manifest.json               the current committed version (see below); the only entry point
       _versions/00000003.json      every committed manifest, kept for history (never read to open)
       _lock                        the writers' lock (see jobs/index_store.py); readers ignore it
+      _identity.json               {"format": "shingling-index", "index_id": ...}: written when the
+                                   index is created, so that a directory is known to be an index
+                                   (and its pair table known to be its) before anything is touched
       segments/
         000001-<run id>/           one segment per committed run (the build, then one per night);
                                    a compaction (jobs/compact_index.py) replaces them all by one,
@@ -100,6 +103,7 @@ FORMAT_VERSION = 1
 MANIFEST = "_manifest.json"
 VERSIONS = "_versions"
 LOCK = "_lock"
+IDENTITY = "_identity.json"
 SEGMENTS = "segments"
 DOCUMENTS = "documents"
 POSTINGS = "postings"

@@ -17,7 +17,7 @@ REFERENCE = sorted(
     for info in pkgutil.walk_packages(shingling.__path__, "shingling.")
     if not info.name.startswith("shingling.fast")
 )
-ENTRY_POINTS = ("near_duplicates", "dedup", "nightly", "build_index")
+ENTRY_POINTS = ("near_duplicates", "dedup", "nightly", "build_index", "undo_night")
 
 
 def test_the_reference_library_imports_neither_spark_nor_numba() -> None:

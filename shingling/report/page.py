@@ -312,8 +312,13 @@ def write_report(
     """
     target = Path(path) if path is not None else Path(output) / REPORT_NAME
     page = render(load_run(output, corpus, clusters))
-    # written aside and renamed, so a reader never sees half a page
+    # written aside and renamed, so a reader never sees half a page; on any failure (disk full,
+    # a target that cannot be replaced) the partial file goes too
     partial = target.with_name(f".{target.name}.partial")
-    partial.write_text(page, encoding="utf-8")
-    partial.replace(target)
+    try:
+        partial.write_text(page, encoding="utf-8")
+        partial.replace(target)
+    except BaseException:
+        partial.unlink(missing_ok=True)
+        raise
     return target

@@ -43,15 +43,15 @@ def build(run: Path, index: Path, pairs: Path, date: str = "2026-11-30") -> int:
 def test_a_second_index_into_the_same_pair_table_commits_nothing(
     spark, full_run: Path, tmp_path: Path, capsys: pytest.CaptureFixture
 ) -> None:
+    # a pair table belongs to one index (its _owner.json): another is refused before it writes
     pairs = tmp_path / "pairs"
     assert build(full_run, tmp_path / "first", pairs) == 0
     capsys.readouterr()
     before = snapshot(pairs)
-    assert build(full_run, tmp_path / "second", pairs) == 4
+    assert build(full_run, tmp_path / "second", pairs, date="2026-12-01") == 2
     err = capsys.readouterr().err
-    assert f"{pairs}/run_date=2026-11-30 exists" in err and "nothing was committed" in err
-    assert not (tmp_path / "second" / "_manifest.json").exists()
-    assert not list((tmp_path / "second").glob("segments/*"))
+    assert f"--output {pairs} is the pair table of another index ({tmp_path / 'first'})" in err
+    assert not (tmp_path / "second").exists()
     assert snapshot(pairs) == before  # the first index's pairs, and no staging left
 
 

@@ -34,7 +34,7 @@ from test_nightly import (
 
 from jobs import compact_index, nightly
 from jobs.errors import BadInputError
-from jobs.index_store import TEST_HOOK_ENV, Compaction, IndexCountsError
+from jobs.index_store import TEST_HOOK_ENV, Compaction, ForeignPathError, IndexCountsError
 from shingling.index import open_index
 
 
@@ -256,12 +256,14 @@ def test_bad_arguments_and_a_missing_index_are_refused(spark, tmp_path) -> None:
     with pytest.raises(BadInputError, match="holds no committed index"):
         compact_index.compact(spark, CFG, index_path=str(tmp_path / "index"))
     assert not (tmp_path / "index").exists()  # nothing created at a mistyped path
-    # a directory that lost its manifest: refused, its files left as they are
+    # a directory that lost its manifest (or never was an index): refused as not an index of
+    # ours (exit 2), its files left as they are
     (tmp_path / "lost" / "segments" / "000001-x").mkdir(parents=True)
     (tmp_path / "lost" / "_versions").mkdir()
     (tmp_path / "lost" / "_versions" / "00000001.json").write_text("{}")
-    with pytest.raises(BadInputError):
+    with pytest.raises(ForeignPathError, match="holds no index of ours"):
         compact_index.compact(spark, CFG, index_path=str(tmp_path / "lost"))
+    assert compact_index.main(["--index", str(tmp_path / "lost")]) == 2
     assert sorted(p.name for p in (tmp_path / "lost").rglob("*")) == sorted(
         ["000001-x", "00000001.json", "_versions", "segments"]
     )

@@ -95,8 +95,11 @@ def test_only_one_of_two_runs_from_the_same_version_commits(tmp_path):
 
 def test_recovery_publishes_committed_pairs_and_deletes_leftovers(tmp_path):
     store = IndexStore(None, str(tmp_path / "index"), str(tmp_path / "pairs"))  # type: ignore[arg-type]
+    store.check_owned()
+    store.claim()  # the index's identity, and the pair table marked as its
     tx = store.begin(Manifest.empty("string", {"k": 20}), "2026-12-01", "aaaaaaaaaaaa")
     assert tx.staged_pairs and tx.final_pairs
+    store.mark_staging(tx.run_id)
     Path(tx.staged_pairs).mkdir(parents=True)
     pq.write_table(
         pq.read_table(CORPUS, columns=["doc_id"]).slice(0, 3), f"{tx.staged_pairs}/part-0.parquet"
@@ -106,6 +109,7 @@ def test_recovery_publishes_committed_pairs_and_deletes_leftovers(tmp_path):
     manifest = tx.commit({"k": 20}, "string", {})  # killed here: pairs staged, not published
     # a killed run's leftovers: a segment, staged pairs, a version file above the manifest's
     Path(segment_path(store.root, "000002-cccccccccccc"), "documents").mkdir(parents=True)
+    store.mark_staging("cccccccccccc")  # as a run does before it stages its pairs
     Path(tmp_path / "pairs" / "_staging" / "cccccccccccc" / "run_date=2026-12-02").mkdir(
         parents=True
     )

@@ -41,7 +41,7 @@ run: $(STAMP) ## run the job on the bundled sample corpus (Spark local mode) and
 	$(BIN)/shingling top $(OUT) --corpus $(CORPUS)
 	$(BIN)/shingling report $(OUT) --corpus $(CORPUS)
 
-dedup: $(STAMP) ## keep one of each set of near-duplicates of the run in $(OUT): the corpus without the rest in $(DEDUP_OUT)
+dedup: $(STAMP) ## write the corpus without its near-duplicates (each removed one has a kept near-duplicate) to $(DEDUP_OUT), from the run in $(OUT)
 	$(BIN)/shingling run dedup --input $(CORPUS) --run $(OUT) --output $(DEDUP_OUT) --overwrite $(ARGS)
 
 test: $(STAMP) ## run the whole test suite (both tiers; what CI runs), on 2 processes: about 11 minutes

@@ -256,8 +256,9 @@ class IndexStore:
     # -- state --------------------------------------------------------------------------------
     def manifest(self) -> Manifest | None:
         """The committed manifest, or None if nothing was ever committed."""
-        text = self.files.read_text(f"{self.root}/{MANIFEST}")
-        return Manifest.from_json(text) if text is not None else None
+        path = f"{self.root}/{MANIFEST}"
+        text = self.files.read_text(path)
+        return parse_manifest(path, text) if text is not None else None
 
     def recover(self, manifest: Manifest | None) -> dict[str, int]:
         """Publish committed runs' staged pairs, delete killed runs' leftovers (under the lock)."""
@@ -596,11 +597,35 @@ def check_run_date(value: str) -> str:
     return value
 
 
+def parse_manifest(path: str, text: str) -> Manifest:
+    """The manifest at ``path`` from its text.
+
+    Raises:
+        ManifestError: the file is not a manifest (truncated, edited, foreign), naming it.
+    """
+    try:
+        return Manifest.from_json(text)
+    except (ValueError, KeyError, TypeError, AttributeError) as e:  # JSON, format, fields
+        raise ManifestError(
+            f"{path} is not a readable index manifest ({type(e).__name__}: {e}); nothing was"
+            f" changed: restore it from the newest file of {VERSIONS}/ beside it (each committed"
+            " version is kept there), or build a new index"
+        ) from e
+
+
+class ManifestError(ShinglingError):
+    """The index's manifest cannot be read (truncated or edited)."""
+
+    exit_code = ExitCode.BAD_INPUT
+
+
 def index_settings(cfg: config_module.Config) -> dict[str, Any]:
     """The settings an index and its pair table are made with; every run must use the same."""
     return {
         "width": cfg.sketch.width,
         "k": cfg.sketch.k,
+        "unit": cfg.sketch.unit,
+        "sample_mod": cfg.sketch.sample_mod,
         "threshold": cfg.pairs.threshold,
         "max_exact_group": cfg.pairs.max_exact_group,
         # a verified index keeps its texts, and its pairs hold exact scores

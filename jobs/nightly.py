@@ -43,7 +43,6 @@ from jobs.errors import EXIT_CODES_HELP, BadInputError, ConfigError, OutputExist
 from jobs.incremental import nightly_pairs
 from jobs.index_store import (
     AlreadyCommittedError,
-    IndexMismatchError,
     IndexStore,
     add_lock_argument,
     check_run_date,
@@ -52,6 +51,12 @@ from jobs.index_store import (
     write_options,
 )
 from jobs.io import check_job_paths, read_corpus
+from jobs.run_checks import (
+    check_index_settings,
+    check_nights_can_honour,
+    check_writable_dir,
+    local_manifest,
+)
 from jobs.schemas import (
     DOC_ID,
     EXACT,
@@ -103,11 +108,8 @@ def check_base(base: Manifest, run_date: str, settings: dict[str, Any]) -> None:
         raise ConfigError(
             f"run date {run_date} is before the index's last run ({last}); run dates must increase"
         )
-    if base.version and base.settings != settings:
-        raise IndexMismatchError(
-            f"this run's settings {settings} differ from the index's {base.settings}; use"
-            " those, or build a new index"
-        )
+    if base.version:
+        check_index_settings(base.settings, settings)
 
 
 def sketch_batch_documents(
@@ -347,6 +349,12 @@ def main(argv: list[str] | None = None) -> int:
         cfg = config_module.load(args.config, args.set)
         run_date = check_run_date(args.run_date)
         check_job_paths({"--index": args.index, "--output": args.output}, {"--batch": args.batch})
+        check_nights_can_honour(cfg.sketch.unit, cfg.sketch.sample_mod, where="nightly")
+        check_writable_dir("--index", args.index)
+        check_writable_dir("--output", args.output)
+        indexed = local_manifest(args.index)  # checked again under the lock
+        if indexed is not None:
+            check_base(indexed, run_date, index_settings(cfg))
         log.info("%s", config_module.describe(cfg))
         return cfg.spark, lambda spark: run(
             spark,

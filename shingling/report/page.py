@@ -314,6 +314,10 @@ def write_report(
     page = render(load_run(output, corpus, clusters))
     # written aside and renamed, so a reader never sees half a page
     partial = target.with_name(f".{target.name}.partial")
-    partial.write_text(page, encoding="utf-8")
-    partial.replace(target)
+    try:
+        partial.write_text(page, encoding="utf-8")
+        partial.replace(target)
+    except BaseException:
+        partial.unlink(missing_ok=True)  # a full disk must not leave half a page behind
+        raise
     return target

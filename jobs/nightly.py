@@ -56,6 +56,7 @@ from jobs.run_checks import (
     check_nights_can_honour,
     check_writable_dir,
     local_manifest,
+    missing_stored_text,
 )
 from jobs.schemas import (
     DOC_ID,
@@ -210,6 +211,8 @@ def run(
                 f"{tx.final_pairs} exists, but the index has no run {run_date}; move it away"
             )
 
+        indexed_texts: DataFrame | None = None
+        others: DataFrame | None = None
         try:
             stage = time.monotonic()
             steps = Steps(spark, 4)
@@ -257,7 +260,7 @@ def run(
                 ).select(DOC_ID, TEXT)
                 tx.write_texts(batch_texts, options)
                 texts = spark.read.parquet(tx.texts_path)
-                indexed = store.live_texts(base)
+                indexed = indexed_texts = store.live_texts(base)
                 if indexed is not None and others is not None:
                     live_ids = others.select(DOC_ID, SEGMENT)
                     texts = texts.unionByName(
@@ -320,8 +323,13 @@ def run(
                     "committed_at": datetime.now(UTC).isoformat(timespec="seconds"),
                 },
             )
-        except BaseException:
+        except BaseException as e:
+            # an executor's traceback for an indexed text that is gone: one line naming the
+            # segment (asked before the abort deletes this run's documents, which others reads)
+            lost = missing_stored_text(e, store.root, indexed_texts, others)
             tx.abort()
+            if lost is not None:
+                raise lost from e
             raise
         hook("committed")
         tx.publish_pairs()

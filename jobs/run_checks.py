@@ -9,17 +9,19 @@ run sketched, or the index keeps (and dedup removes) documents for texts they do
 from __future__ import annotations
 
 import os
+import re
 from typing import Any
 
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from jobs.errors import BadInputError, ConfigError
-from jobs.index_store import IndexMismatchError, ManifestError, parse_manifest
+from jobs.index_store import IndexMismatchError, ManifestError, MissingTextsError, parse_manifest
 from jobs.paths import is_local, local_part
 from jobs.schemas import DOC_ID, SKETCH, TEXT_HASH
 from jobs.transforms import sketch_documents
-from shingling.index import MANIFEST, Manifest
+from jobs.verify import MISSING_TEXT
+from shingling.index import MANIFEST, SEGMENT, TEXTS, Manifest
 
 #: The settings an index records (jobs/index_store.py ``index_settings``), as a config names them.
 SETTING_NAMES = {
@@ -180,3 +182,46 @@ def local_manifest(index: str) -> Manifest | None:
     except (OSError, UnicodeDecodeError) as e:
         raise ManifestError(f"cannot read {path}: {e}") from e
     return parse_manifest(path, text)
+
+
+_SEGMENT_TEXTS = re.compile(r"segments/([^/\s]+)/" + TEXTS + "/")
+
+
+def missing_stored_text(
+    error: BaseException, index: str, texts: DataFrame | None, others: DataFrame | None
+) -> MissingTextsError | None:
+    """The error to report when a night failed for want of an indexed document's stored text.
+
+    The executors fail with :data:`jobs.verify.MISSING_TEXT` (a candidate pair without its text)
+    or Spark cannot read a file of a segment's ``texts/`` (deleted meanwhile); either arrives here
+    as a Py4J error with an executor's stack. This names the segment: from the file's path, or by
+    one query for the live documents (``others``: doc_id, segment, sketch) whose text
+    (``texts``: doc_id, segment) is missing. None if the failure is something else.
+    """
+    message = str(error)
+    found = _SEGMENT_TEXTS.search(message)
+    if found is None and MISSING_TEXT not in message:
+        return None
+    segments: list[str] = [found.group(1)] if found else []
+    if not segments and texts is not None and others is not None:
+        try:
+            rows = (
+                others.where(F.col(SKETCH).isNotNull())
+                .select(DOC_ID, SEGMENT)
+                .join(texts.select(DOC_ID, SEGMENT), [DOC_ID, SEGMENT], "left_anti")
+                .groupBy(SEGMENT)
+                .count()
+                .orderBy(SEGMENT)
+                .collect()
+            )
+            segments = [f"{r[SEGMENT]} ({r['count']} documents without text)" for r in rows]
+        except Exception:  # noqa: BLE001 - the index cannot be read either: say what we know
+            segments = []
+    where = ", ".join(segments) if segments else "(the segment could not be told)"
+    return MissingTextsError(
+        f"index {index}: texts stored for verification are missing or unreadable in segment"
+        f" {where}, so the"
+        " pairs their documents make cannot be verified; nothing was committed. Restore"
+        f" segments/<segment>/{TEXTS}/ from a backup of the index, or build a new index from a"
+        " full run (jobs/build_index.py)"
+    )

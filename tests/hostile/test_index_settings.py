@@ -146,9 +146,7 @@ def test_a_read_only_index_is_refused_before_spark(
     index = make_index(tmp_path)
     real = os.access
     # the tests run as root, for whom every directory is writable: the check is what is tested
-    monkeypatch.setattr(
-        os, "access", lambda p, mode: False if Path(p) == index else real(p, mode)
-    )
+    monkeypatch.setattr(os, "access", lambda p, mode: False if Path(p) == index else real(p, mode))
     assert night(tmp_path, index) == 2
     assert f"{index} is not writable by this user" in capsys.readouterr().err
 

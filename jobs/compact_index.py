@@ -38,6 +38,7 @@ from jobs import config as config_module
 from jobs.errors import EXIT_CODES_HELP, BadInputError, ConfigError
 from jobs.index_store import IndexStore, add_lock_argument, hook, write_options
 from jobs.paths import check_output_name
+from jobs.run_checks import check_writable_dir, local_manifest
 from jobs.session import Steps, Work, run_main
 
 log = logging.getLogger("shingling")
@@ -152,6 +153,8 @@ def main(argv: list[str] | None = None) -> int:
     def prepare(args: argparse.Namespace) -> tuple[dict[str, str], Work]:
         cfg = config_module.load(args.config, args.set)
         check_output_name("--index", args.index)
+        check_writable_dir("--index", args.index)
+        local_manifest(args.index)  # a truncated one is named before Spark starts
         if args.min_segments < 1:
             raise ConfigError(f"--min-segments {args.min_segments}: expected 1 or more")
         return cfg.spark, lambda spark: compact(

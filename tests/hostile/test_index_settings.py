@@ -164,3 +164,17 @@ def test_a_truncated_manifest_is_exit_3_naming_it(
     assert f"{index / MANIFEST} is not a readable index manifest" in err
     assert "_versions/" in err and "Traceback" not in err
     assert snapshot(tmp_path) == before
+
+
+def test_compact_index_refuses_a_file_and_a_truncated_manifest_before_spark(
+    tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
+    from jobs import compact_index
+
+    (tmp_path / "notes").write_text("mine\n")
+    assert compact_index.main(["--index", str(tmp_path / "notes")]) == 2
+    assert "is a file" in capsys.readouterr().err
+    index = make_index(tmp_path)
+    (index / MANIFEST).write_text("{")
+    assert compact_index.main(["--index", str(index)]) == 3
+    assert f"{index / MANIFEST} is not a readable index manifest" in capsys.readouterr().err

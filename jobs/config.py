@@ -162,7 +162,7 @@ RULES: dict[str, Rule] = {
     # never compared: any positive cut is honoured (the pairs whose figure reaches it)
     "pairs.threshold": Rule(0.0, 1.0, low_open=True),
     "pairs.candidate_margin": Rule(0.0, 1.0),
-    "pairs.containment_threshold": Rule(0.0, 1.0),
+    "pairs.containment_threshold": Rule(0.0, 1.0, low_open=True),  # 0: the same promise
     "pairs.max_exact_group": Rule(2, MAX_COUNT),
     "pairs.max_posting": Rule(0, MAX_COUNT),
     "pairs.frequency_sketch_mb": Rule(1, 1024),

@@ -44,6 +44,7 @@ def test_every_number_has_both_bounds_in_the_table(name: str) -> None:
         "index.rows_per_file=100000000000000000000",
         "pairs.threshold=0",  # would promise every pair with J > 0
         "pairs.threshold=0.0",
+        "pairs.containment_threshold=0",  # every pair with any shingle in common: not honoured
     ],
 )
 def test_out_of_range_numbers_are_refused_by_name(override: str) -> None:

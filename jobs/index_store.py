@@ -321,8 +321,8 @@ class IndexStore:
                 raise MissingTextsError(
                     f"index segment {s.id} (run {s.run_date}) keeps no texts (it was written with"
                     " pairs.verify = false, or its texts/ was removed), so the pairs its documents"
-                    " make cannot be verified: run the nightly with --set pairs.verify=false, or"
-                    " build a new index"
+                    " make cannot be verified: restore its texts/ from a backup of the index, or"
+                    " build a new index (a night's pairs.verify must be the index's)"
                 )
             parts.append(self.spark.read.parquet(path).withColumn(SEGMENT, F.lit(s.id)))
         texts = parts[0]

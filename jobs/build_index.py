@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import os
 import sys
 import time
 import tomllib
@@ -40,7 +41,13 @@ from jobs.index_store import (
     write_options,
 )
 from jobs.io import path_exists, read_corpus
-from jobs.paths import check_output_name, check_paths
+from jobs.paths import check_output_name, check_paths, is_local, local_part
+from jobs.run_checks import (
+    check_corpus_texts,
+    check_nights_can_honour,
+    check_writable_dir,
+    local_manifest,
+)
 from jobs.schemas import DOC_ID, SKETCH
 from jobs.session import Steps, Work, run_main
 from shingling.index import Manifest
@@ -97,6 +104,35 @@ def run_corpus(spark: SparkSession, run_path: str, input_path: str | None) -> st
         raise BadInputError(f"{summary} names no input: pass the run's corpus as --input") from e
 
 
+def run_config(saved: dict[str, Any]) -> config_module.Config:
+    """The config a run saved (its config.toml, parsed): its sketch and pair settings, over the
+    defaults."""
+    # a run made before verification existed has no pairs.verify: its scores are estimates
+    saved.setdefault("pairs", {}).setdefault("verify", False)
+    return config_module.load(
+        None,
+        [
+            f"{s}.{k}={json.dumps(v)}"
+            for s in ("sketch", "pairs")
+            for k, v in saved.get(s, {}).items()
+        ],
+    )
+
+
+def check_local_run(run_path: str) -> None:
+    """Before Spark starts, refuse a local run whose settings the nights cannot honour (exit 2)."""
+    if not is_local(run_path):
+        return
+    path = os.path.join(local_part(run_path), "config.toml")
+    try:
+        with open(path, encoding="utf-8") as f:
+            saved = tomllib.loads(f.read())
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return  # missing or unreadable: build() says so, naming it
+    cfg = run_config(saved)
+    check_nights_can_honour(cfg.sketch.unit, cfg.sketch.sample_mod, where=f"the run {run_path}")
+
+
 def build(
     spark: SparkSession,
     *,
@@ -116,11 +152,8 @@ def build(
             )
     cfg_text = "\n".join(r.value for r in spark.read.text(f"{run_path}/config.toml").collect())
     saved = tomllib.loads(cfg_text)
-    # a run made before verification existed has no pairs.verify: its scores are estimates
-    saved["pairs"].setdefault("verify", False)
-    cfg = config_module.load(
-        None, [f"{s}.{k}={json.dumps(v)}" for s in ("sketch", "pairs") for k, v in saved[s].items()]
-    )
+    cfg = run_config(saved)
+    check_nights_can_honour(cfg.sketch.unit, cfg.sketch.sample_mod, where=f"the run {run_path}")
     settings = index_settings(cfg)
     options = write_options(cfg)
     run_id = uuid.uuid4().hex[:12]
@@ -163,6 +196,9 @@ def build(
                     text_column=saved["input"]["text_column"],
                     input_format=saved["input"].get("format", "parquet"),
                 )
+                # the ids are the run's; the texts must be too, or the index keeps documents
+                # for texts they do not have and its nights verify pairs against other texts
+                check_corpus_texts(corpus, written, unit=cfg.sketch.unit, source=source)
                 sketched = written.where(F.col(SKETCH).isNotNull()).select(DOC_ID)
                 tx.write_texts(corpus.join(sketched, DOC_ID, "left_semi"), options)
             pairs_written = 0
@@ -219,6 +255,10 @@ def main(argv: list[str] | None = None) -> int:
             {"--index": args.index, "--output": args.output},
             run_reads(args.run, args.output, args.input),
         )
+        check_local_run(args.run)
+        check_writable_dir("--index", args.index)
+        check_writable_dir("--output", args.output)
+        local_manifest(args.index)  # a truncated one is named now, not after the sketching
         check_index_owned(args.index, args.output, run_reads(args.run, args.output, args.input))
         defaults = config_module.load(None, [])
         return defaults.spark, lambda spark: build(

@@ -44,6 +44,7 @@ from jobs.index_store import (
     write_options,
 )
 from jobs.paths import check_output_name
+from jobs.run_checks import check_writable_dir, local_manifest
 from jobs.session import Steps, Work, run_main
 
 log = logging.getLogger("shingling")
@@ -160,6 +161,8 @@ def main(argv: list[str] | None = None) -> int:
     def prepare(args: argparse.Namespace) -> tuple[dict[str, str], Work]:
         cfg = config_module.load(args.config, args.set)
         check_output_name("--index", args.index)
+        check_writable_dir("--index", args.index)
+        local_manifest(args.index)  # a truncated one is named before Spark starts
         check_index_owned(args.index, None)
         if args.min_segments < 1:
             raise ConfigError(f"--min-segments {args.min_segments}: expected 1 or more")

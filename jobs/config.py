@@ -118,6 +118,7 @@ class Rule:
     high: float | None = None
     choices: tuple[str, ...] = ()
     prefix: str | None = None
+    low_open: bool = False  # the value must be above ``low``, not equal to it
 
     def check(self, name: str, value: Any) -> None:
         if isinstance(value, str):
@@ -130,25 +131,37 @@ class Rule:
                     expected += f" or {self.prefix}<name>"
                 raise ConfigError(f"{name} = {value!r} is not one of {expected}")
             return
-        number = float(value)
-        if (self.low is not None and number < self.low) or (
-            self.high is not None and number > self.high
-        ):
-            raise ConfigError(f"{name} = {value!r} is out of range [{self.low}, {self.high}]")
+        # compared exactly: an int beyond 2**53 must not round into the range as a float
+        number = value if isinstance(value, int) else float(value)
+        too_low = self.low is not None and (
+            number <= self.low if self.low_open else number < self.low
+        )
+        if too_low or (self.high is not None and number > self.high):
+            opening = "(" if self.low_open else "["
+            raise ConfigError(
+                f"{name} = {value!r} is out of range {opening}{self.low}, {self.high}]"
+            )
 
 
-# Every setting's rule beyond its type, in one table (the types are the dataclasses' above).
+#: The largest count a setting may hold: Spark compares counts as 32-bit ints in places, and a
+#: value beyond 64 bits fails inside Py4J; no corpus needs more.
+MAX_COUNT = 2**31 - 1
+
+# Every setting's rule beyond its type, in one table (the types are the dataclasses' above). Every
+# number has both bounds (tests/hostile/test_settings_ranges.py holds the table to that).
 RULES: dict[str, Rule] = {
     "input.format": Rule(choices=INPUT_FORMATS),
     "sketch.width": Rule(1, 64),
     "sketch.k": Rule(1, 4096),
     "sketch.unit": Rule(choices=("words", "chars")),
     "sketch.sample_mod": Rule(0, 1 << 40),
-    "pairs.threshold": Rule(0.0, 1.0),
+    # 0 would promise every pair with J > 0, but two documents whose sketches share no hash are
+    # never compared: any positive cut is honoured (the pairs whose figure reaches it)
+    "pairs.threshold": Rule(0.0, 1.0, low_open=True),
     "pairs.candidate_margin": Rule(0.0, 1.0),
-    "pairs.containment_threshold": Rule(0.0, 1.0),
-    "pairs.max_exact_group": Rule(2, None),
-    "pairs.max_posting": Rule(0, None),
+    "pairs.containment_threshold": Rule(0.0, 1.0, low_open=True),  # 0: the same promise
+    "pairs.max_exact_group": Rule(2, MAX_COUNT),
+    "pairs.max_posting": Rule(0, MAX_COUNT),
     "pairs.frequency_sketch_mb": Rule(1, 1024),
     "clusters.min_jaccard": Rule(0.0, 1.0),
     "clusters.max_rounds": Rule(1, 1000),
@@ -156,8 +169,11 @@ RULES: dict[str, Rule] = {
     "dedup.keep_order": Rule(choices=KEEP_ORDERS),
     "dedup.max_rounds": Rule(1, 100000),
     "dedup.finish_edges": Rule(0, 100_000_000),
-    "index.rows_per_file": Rule(1000, None),
+    "index.rows_per_file": Rule(1000, MAX_COUNT),
     "index.row_group_bytes": Rule(65536, 1 << 30),
+    # each slice is one more scan of the whole index: a handful of documents per slice turns a
+    # small night into hundreds of scans (0 made a 60-document night take 11 minutes)
+    "index.probe_documents": Rule(100, MAX_COUNT),
 }
 
 

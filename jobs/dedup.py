@@ -42,7 +42,7 @@ from pyspark.sql import functions as F
 
 from jobs import config as config_module
 from jobs.clusters import CLUSTER_ID, CLUSTER_SIZE, connected_components
-from jobs.decide import DECISION_RELATION, KEPT_ID, decisions, usable_links
+from jobs.decide import DECISION_RELATION, KEPT_ID, decisions, linked_ids, usable_links
 from jobs.errors import EXIT_CODES_HELP, BadInputError, ConfigError
 from jobs.io import (
     AtomicOutput,
@@ -60,6 +60,7 @@ from jobs.keep import (
     removed_documents,
 )
 from jobs.paths import is_local, local_part
+from jobs.run_checks import check_corpus_texts
 from jobs.schemas import DOC_A, DOC_ID, EXACT
 from jobs.session import Steps, Work, run_main
 from shingling.decision import EXCERPT, KEPT
@@ -173,6 +174,7 @@ def dedup_reads(input_path: str, run_path: str) -> dict[str, str | None]:
     return {
         "--input": input_path,
         "the run's pairs (--run)": f"{run_path}/pairs",
+        "the run's documents (--run)": f"{run_path}/documents",
         "the run's config (--run)": f"{run_path}/config.toml",
     }
 
@@ -304,6 +306,14 @@ def run(
                 f" {id_column!r} is {texts.schema[DOC_ID].dataType.simpleString()}:"
                 " not the run's corpus"
             )
+        # the decision stands on the run's texts: the corpus must hold them (those it decides on)
+        linked = linked_ids(usable_links(pairs, cut=cut, containment_cut=containment_cut))
+        check_corpus_texts(
+            texts.join(linked, DOC_ID, "left_semi"),
+            spark.read.parquet(f"{run_path}/documents").join(linked, DOC_ID, "left_semi"),
+            unit=cfg.sketch.unit,
+            source=input_path,
+        )
         key = keep_key(corpus, keep=cfg.dedup.keep, text_column=text_column)
         steps = Steps(spark, 3 + cfg.clusters.components)
 

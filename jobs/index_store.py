@@ -499,8 +499,9 @@ class IndexStore:
     # -- state --------------------------------------------------------------------------------
     def manifest(self) -> Manifest | None:
         """The committed manifest, or None if nothing was ever committed."""
-        text = self.files.read_text(f"{self.root}/{MANIFEST}")
-        return Manifest.from_json(text) if text is not None else None
+        path = f"{self.root}/{MANIFEST}"
+        text = self.files.read_text(path)
+        return parse_manifest(path, text) if text is not None else None
 
     def recover(self, manifest: Manifest | None) -> dict[str, int]:
         """Publish committed runs' staged pairs, delete killed runs' leftovers (under the lock).
@@ -625,8 +626,8 @@ class IndexStore:
                 raise MissingTextsError(
                     f"index segment {s.id} (run {s.run_date}) keeps no texts (it was written with"
                     " pairs.verify = false, or its texts/ was removed), so the pairs its documents"
-                    " make cannot be verified: run the nightly with --set pairs.verify=false, or"
-                    " build a new index"
+                    " make cannot be verified: restore its texts/ from a backup of the index, or"
+                    " build a new index (a night's pairs.verify must be the index's)"
                 )
             parts.append(self.spark.read.parquet(path).withColumn(SEGMENT, F.lit(s.id)))
         texts = parts[0]
@@ -1074,11 +1075,35 @@ def add_future_date_argument(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def parse_manifest(path: str, text: str) -> Manifest:
+    """The manifest at ``path`` from its text.
+
+    Raises:
+        ManifestError: the file is not a manifest (truncated, edited, foreign), naming it.
+    """
+    try:
+        return Manifest.from_json(text)
+    except (ValueError, KeyError, TypeError, AttributeError) as e:  # JSON, format, fields
+        raise ManifestError(
+            f"{path} is not a readable index manifest ({type(e).__name__}: {e}); nothing was"
+            f" changed: restore it from the newest file of {VERSIONS}/ beside it (each committed"
+            " version is kept there), or build a new index"
+        ) from e
+
+
+class ManifestError(ShinglingError):
+    """The index's manifest cannot be read (truncated or edited)."""
+
+    exit_code = ExitCode.BAD_INPUT
+
+
 def index_settings(cfg: config_module.Config) -> dict[str, Any]:
     """The settings an index and its pair table are made with; every run must use the same."""
     return {
         "width": cfg.sketch.width,
         "k": cfg.sketch.k,
+        "unit": cfg.sketch.unit,
+        "sample_mod": cfg.sketch.sample_mod,
         "threshold": cfg.pairs.threshold,
         "max_exact_group": cfg.pairs.max_exact_group,
         # a verified index keeps its texts, and its pairs hold exact scores

@@ -19,7 +19,14 @@ from typing import Any
 from pyspark.errors import AnalysisException
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
-from pyspark.sql.types import IntegralType, LongType, StringType, StructField, StructType
+from pyspark.sql.types import (
+    IntegralType,
+    LongType,
+    StringType,
+    StructField,
+    StructType,
+    VariantType,
+)
 
 from jobs.errors import BadInputError, ConfigError, OutputExistsError
 from jobs.paths import (
@@ -39,6 +46,7 @@ log = logging.getLogger("shingling")
 
 TEST_HOOK_ENV = "SHINGLING_TEST_HOOK"
 BAD_ID = "SHINGLING_INVALID_UTF8_ID"  # the marker of the error a string id that is not UTF-8 raises
+BAD_TEXT = "SHINGLING_TEXT_NOT_A_STRING"  # the marker of the error a JSON text not a string raises
 
 
 def hook(point: str) -> None:
@@ -163,7 +171,9 @@ def read_corpus(
     if not path_exists(spark, path):
         raise BadInputError(f"input path does not exist: {path}")
     if input_format == "jsonl":
-        corpus = read_input(spark, path, input_format)
+        corpus = _json_texts_checked(
+            spark, read_input(spark, path, input_format), path, text_column
+        )
         return _checked(corpus, path, id_column, text_column)
     check_parquet_files(path)  # a local input: a file that is not Parquet is named
     try:
@@ -177,6 +187,48 @@ def read_corpus(
     except Exception as e:  # a file that is not Parquet fails inside the footer reader
         raise BadInputError(f"cannot read {path} as Parquet: {_first_line(e)}") from e
     return _checked(corpus, path, id_column, text_column)
+
+
+def _json_texts_checked(
+    spark: SparkSession, corpus: DataFrame, path: str, text_column: str
+) -> DataFrame:
+    """JSON Lines read so that a text which is not a JSON string fails, as Parquet input does.
+
+    Spark's JSON reader infers one type per column and widens a mix of strings and numbers,
+    booleans or objects to string, writing the others as their JSON: ``42`` would be sketched as
+    the text "42". The lines are read again with the text as a variant (same files, same schema
+    otherwise, no second inference), and the first action that meets a text whose JSON type is
+    not a string (or null) fails with :data:`BAD_TEXT`, which :func:`unreadable_input` turns into
+    exit 3 naming the type.
+    """
+    if text_column not in corpus.columns or not isinstance(
+        corpus.schema[text_column].dataType, StringType
+    ):
+        return corpus  # missing or of another type throughout: _checked refuses it by name
+    schema = StructType(
+        [
+            StructField(f.name, VariantType(), True) if f.name == text_column else f
+            for f in corpus.schema
+        ]
+    )
+    try:
+        raw = spark.read.option("mode", "FAILFAST").schema(schema).json(path)
+    except Exception as e:
+        raise BadInputError(f"cannot read {path} as JSON Lines: {_first_line(e)}") from e
+    text = column(text_column)
+    kind = F.schema_of_variant(text)
+    checked = F.when(
+        text.isNull() | kind.isin("STRING", "VOID"), F.variant_get(text, "$", "string")
+    ).otherwise(
+        F.raise_error(
+            F.concat(
+                F.lit(f"{BAD_TEXT} the text column {text_column!r} of {path} holds a JSON "),
+                kind,
+                F.lit(" where a string is expected"),
+            )
+        )
+    )
+    return raw.withColumn(text_column, checked)
 
 
 def _checked(corpus: DataFrame, path: str, id_column: str, text_column: str) -> DataFrame:
@@ -223,6 +275,9 @@ def unreadable_input(error: BaseException) -> BadInputError | None:
             return BadInputError(
                 f"a string id is not valid UTF-8 ({detail}); ids must be valid text or integers"
             )
+        if BAD_TEXT in line:
+            detail = line.split(BAD_TEXT, 1)[1].split(" SQLSTATE")[0].strip()
+            return BadInputError(f"{detail}: texts must be strings (or null), as in Parquet")
         if "MALFORMED_RECORD" in line or "Malformed records are detected" in line:
             return BadInputError(f"a line of the input is not valid JSON: {line.strip()}")
         if "[FAILED_READ_FILE" in line:

@@ -8,14 +8,21 @@ What the launcher does that a bare ``spark-submit`` line needs by hand:
 1. checks the job's arguments, config and paths **before** a JVM starts (the job's own checks,
    run in this process): a bad argument, a missing input or an existing output answers in about
    a second, with the job's exit code;
-2. finds Spark in the installed pyspark (``SPARK_HOME``) and makes this Python the driver's and
-   the workers';
+2. runs the Spark of the installed pyspark (the package carries its own), whatever ``SPARK_HOME``
+   says: a ``SPARK_HOME`` naming another Spark is ignored with a note saying which is used, and
+   the Spark used must be the pyspark's version (its ``spark-core`` jar), or the launcher stops
+   (exit 1) instead of running a stand-in; and makes this Python the driver's and the workers';
 3. packs the installed ``shingling`` and ``jobs`` packages into the code archive (``--py-files``);
 4. passes ``conf/spark-local.conf`` from the checkout (the machine's sizes) unless the options
    after ``--`` name a properties file or a master; and turns Spark's progress bars off when the
    output is not a terminal, so a log file reads as the job's named steps.
 
 The spark-submit lines in docs/cluster.md stay the way to run on a cluster's own Spark.
+
+Its scratch directory, ``<tmp>/shingling-run-<pid>-<random>``, holds the code archive and (unless
+``SPARK_LOCAL_DIRS`` or ``spark.local.dir`` is set) Spark's local directories (``spark-*``,
+``blockmgr-*``), so a killed run leaves one directory; the next launch deletes those whose process
+is gone (never a live run's).
 """
 
 from __future__ import annotations
@@ -24,6 +31,7 @@ import glob
 import importlib
 import logging
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -33,7 +41,7 @@ from pathlib import Path
 from types import ModuleType
 
 from jobs import session
-from jobs.errors import ExitCode
+from jobs.errors import ConfigError, ExitCode
 from jobs.paths import is_local, local_part
 
 #: The jobs, as the launcher names them, and their modules.
@@ -50,10 +58,71 @@ LOCAL_PROPERTIES = Path(__file__).resolve().parents[1] / "conf" / "spark-local.c
 
 
 def spark_home() -> Path:
-    """The Spark of the installed pyspark."""
+    """The Spark of the installed pyspark: the package's own directory when it carries Spark (as
+    pip's pyspark does), never ``SPARK_HOME`` first; else where pyspark's own finder looks."""
+    import pyspark
+
+    own = Path(pyspark.__file__ or "").resolve().parent
+    if (own / "bin" / "spark-submit").is_file():
+        return own
     from pyspark.find_spark_home import _find_spark_home
 
     return Path(_find_spark_home())
+
+
+def spark_problem(home: Path) -> str | None:
+    """Why ``home`` is not the Spark the installed pyspark needs, or None: its spark-submit and a
+    ``spark-core`` jar of pyspark's version must be there (a stand-in that runs nothing is not)."""
+    import pyspark
+
+    version = pyspark.__version__
+    if not (home / "bin" / "spark-submit").is_file():
+        return f"no bin/spark-submit in {home}"
+    if not glob.glob(str(home / "jars" / f"spark-core_*-{version}.jar")):
+        return (
+            f"{home} is not Spark {version} (no jars/spark-core_*-{version}.jar), pyspark's version"
+        )
+    return None
+
+
+RUN_DIR_PREFIX = "shingling-run-"
+_RUN_DIR = re.compile(rf"^{RUN_DIR_PREFIX}(\d+)-")
+
+
+def _alive(pid: int) -> bool:
+    """Whether a process of this id exists (one of another user's counts: it is not ours to judge)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def clean_dead_runs(tmp: str | None = None) -> list[str]:
+    """Delete the scratch directories of launches whose process is gone; returns their paths.
+
+    Only ``shingling-run-<pid>-*`` directories of this user whose ``pid`` no longer runs: a live
+    concurrent run's directory, another user's, or one of an older launcher without a pid in its
+    name is left alone (docs/reliability.md lists what is never cleaned).
+    """
+    root = Path(tmp or tempfile.gettempdir())
+    removed: list[str] = []
+    try:
+        names = sorted(os.listdir(root))
+    except OSError:
+        return removed
+    for name in names:
+        match = _RUN_DIR.match(name)
+        path = root / name
+        if not match or not path.is_dir() or path.is_symlink():
+            continue
+        if path.stat().st_uid != os.getuid() or _alive(int(match.group(1))):
+            continue
+        shutil.rmtree(path, ignore_errors=True)
+        removed.append(str(path))
+    return removed
 
 
 def pack(dest: Path) -> Path:
@@ -111,15 +180,50 @@ def option(job_args: list[str], flag: str) -> str | None:
     return None
 
 
+def values(job_args: list[str], flag: str) -> list[str]:
+    """Every value of a repeated ``flag`` (``--set a=1 --set b=2``)."""
+    found = []
+    for i, arg in enumerate(job_args):
+        name, eq, value = arg.partition("=")
+        if name == flag:
+            found.append(value if eq else (job_args[i + 1] if i + 1 < len(job_args) else ""))
+    return found
+
+
+def overwrite_asked(job_args: list[str]) -> bool:
+    """Whether the job is told to replace its output: --overwrite, or ``output.overwrite`` in the
+    resolved config (--config file, then --set), as the job itself reads it."""
+    if "--overwrite" in job_args:
+        return True
+    from jobs import config as config_module
+
+    try:
+        cfg = config_module.load(option(job_args, "--config"), values(job_args, "--set"))
+    except ConfigError:
+        return False  # the job's own check has answered already
+    return cfg.output.overwrite
+
+
 def existing_output(job_args: list[str]) -> str | None:
     """The job's --output when it exists on this machine and nothing says to replace it."""
     output = option(job_args, "--output")
-    overwrite = "--overwrite" in job_args or any(
-        a.replace(" ", "") == "output.overwrite=true" for a in job_args
-    )
+    overwrite = overwrite_asked(job_args)
     if output and not overwrite and is_local(output) and os.path.exists(local_part(output)):
         return output
     return None
+
+
+def sets_local_dir(submit_args: list[str]) -> bool:
+    """Whether the spark-submit options (or the properties file they or the launcher pass) set
+    ``spark.local.dir``, which the launcher then leaves as it is."""
+    if any("spark.local.dir" in a for a in submit_args):
+        return True
+    named = option(submit_args, "--properties-file")
+    properties = Path(named) if named else LOCAL_PROPERTIES
+    try:
+        return "spark.local.dir" in properties.read_text(encoding="utf-8")
+    except OSError:
+        return False
 
 
 def submit_command(
@@ -164,13 +268,30 @@ def run(job: str, args: list[str]) -> int:
             file=sys.stderr,
         )
         return int(ExitCode.OUTPUT_EXISTS)
+    home = spark_home()
+    given = os.environ.get("SPARK_HOME")
+    if given and Path(given).resolve() != home.resolve():
+        print(
+            f"note: SPARK_HOME={given} is not the installed pyspark's Spark; using {home}"
+            " (run spark-submit yourself to use another Spark, docs/cluster.md)",
+            file=sys.stderr,
+        )
+    problem = spark_problem(home)
+    if problem:
+        print(f"error: the installed pyspark's Spark cannot be used: {problem}", file=sys.stderr)
+        return int(ExitCode.FAILED)
     env = {
         **os.environ,
-        "SPARK_HOME": str(spark_home()),
+        "SPARK_HOME": str(home),
         "PYSPARK_PYTHON": sys.executable,
         "PYSPARK_DRIVER_PYTHON": sys.executable,
     }
-    with tempfile.TemporaryDirectory(prefix="shingling-run-") as tmp:
+    clean_dead_runs()
+    with tempfile.TemporaryDirectory(prefix=f"{RUN_DIR_PREFIX}{os.getpid()}-") as tmp:
+        if "SPARK_LOCAL_DIRS" not in env and not sets_local_dir(submit_args):
+            # Spark's spark-* and blockmgr-* directories inside ours: a killed run leaves one
+            # directory, which the next launch deletes
+            env["SPARK_LOCAL_DIRS"] = str(Path(tmp) / "spark-local")
         archive = pack(Path(tmp) / "shingling.zip")
         script = Path(module.__file__ or "")
         cmd = submit_command(script, job_args, submit_args, archive)

@@ -44,7 +44,6 @@ from jobs.errors import EXIT_CODES_HELP, BadInputError, ConfigError, OutputExist
 from jobs.incremental import nightly_pairs
 from jobs.index_store import (
     AlreadyCommittedError,
-    IndexMismatchError,
     IndexStore,
     add_future_date_argument,
     add_lock_argument,
@@ -56,6 +55,13 @@ from jobs.index_store import (
 )
 from jobs.io import check_job_paths, read_corpus, read_input
 from jobs.keep import keep_key, keep_keys
+from jobs.run_checks import (
+    check_index_settings,
+    check_nights_can_honour,
+    check_writable_dir,
+    local_manifest,
+    missing_stored_text,
+)
 from jobs.schemas import (
     DOC_ID,
     EXACT,
@@ -109,11 +115,8 @@ def check_base(base: Manifest, run_date: str, settings: dict[str, Any]) -> None:
         raise ConfigError(
             f"run date {run_date} is before the index's last run ({last}); run dates must increase"
         )
-    if base.version and base.settings != settings:
-        raise IndexMismatchError(
-            f"this run's settings {settings} differ from the index's {base.settings}; use"
-            " those, or build a new index"
-        )
+    if base.version:
+        check_index_settings(base.settings, settings)
 
 
 def sketch_batch_documents(
@@ -268,6 +271,8 @@ def run(
                 f"{tx.final_pairs} exists, but the index has no run {run_date}; move it away"
             )
 
+        indexed_texts: DataFrame | None = None
+        others: DataFrame | None = None
         try:
             stage = time.monotonic()
             steps = Steps(spark, 5 if cfg.pairs.verify else 4)
@@ -315,7 +320,7 @@ def run(
                 ).select(DOC_ID, TEXT)
                 tx.write_texts(batch_texts, options)
                 texts = spark.read.parquet(tx.texts_path)
-                indexed = store.live_texts(base)
+                indexed = indexed_texts = store.live_texts(base)
                 if indexed is not None and others is not None:
                     live_ids = others.select(DOC_ID, SEGMENT)
                     texts = texts.unionByName(
@@ -403,8 +408,13 @@ def run(
                     "committed_at": datetime.now(UTC).isoformat(timespec="seconds"),
                 },
             )
-        except BaseException:
+        except BaseException as e:
+            # an executor's traceback for an indexed text that is gone: one line naming the
+            # segment (asked before the abort deletes this run's documents, which others reads)
+            lost = missing_stored_text(e, store.root, indexed_texts, others)
             tx.abort()
+            if lost is not None:
+                raise lost from e
             raise
         hook("committed")
         tx.publish_pairs()
@@ -432,6 +442,14 @@ def main(argv: list[str] | None = None) -> int:
         cfg = config_module.load(args.config, args.set)
         run_date = check_run_date(args.run_date, allow_future=args.allow_future_date)
         check_job_paths({"--index": args.index, "--output": args.output}, {"--batch": args.batch})
+        check_nights_can_honour(cfg.sketch.unit, cfg.sketch.sample_mod, where="nightly")
+        check_writable_dir("--index", args.index)
+        check_writable_dir("--output", args.output)
+        indexed = local_manifest(args.index)  # checked again under the lock
+        if indexed is not None and indexed.version:
+            # the settings only: a date already committed still goes through the lock, whose
+            # recovery publishes a pair partition a killed run left staged, then exits 5
+            check_index_settings(indexed.settings, index_settings(cfg))
         check_index_owned(args.index, args.output, {"--batch": args.batch})
         log.info("%s", config_module.describe(cfg))
         return cfg.spark, lambda spark: run(

@@ -83,6 +83,35 @@ def get_session(app_name: str, settings: dict[str, str]) -> tuple[SparkSession, 
     return spark, True
 
 
+#: What a storage failure says in a Java error (Hadoop's local filesystem, HDFS).
+_STORAGE_WORDS = (
+    "No space left on device",
+    "Disk quota exceeded",
+    "Read-only file system",
+    "Permission denied",
+    "AccessControlException",
+)
+
+
+def storage_failure(error: BaseException) -> str | None:
+    """One line for an operation the storage refused (disk full, read-only, permission), naming
+    the path where the error does; None for any other failure.
+
+    >>> import errno
+    >>> storage_failure(OSError(errno.ENOSPC, "No space left on device", "/idx/_manifest.json"))
+    '/idx/_manifest.json: No space left on device'
+    >>> storage_failure(RuntimeError("calling o9.parquet: java.io.IOException: No space left on device"))
+    'storage failure: calling o9.parquet: java.io.IOException: No space left on device'
+    """
+    if isinstance(error, OSError) and error.errno is not None:
+        where = error.filename or "a file"
+        return f"{where}: {error.strerror}"
+    for line in str(error).splitlines():
+        if any(word in line for word in _STORAGE_WORDS):
+            return f"storage failure: {line.strip()}"
+    return None
+
+
 def run_job(
     app_name: str,
     settings: dict[str, str],
@@ -107,6 +136,10 @@ def run_job(
         if bad_input is not None:
             print(f"error: {bad_input}", file=sys.stderr)
             return int(bad_input.exit_code)
+        storage = storage_failure(e)
+        if storage is not None:  # the disk, not a bug: one line, not a traceback
+            print(f"error: {storage}; {failed}", file=sys.stderr)
+            return int(ExitCode.FAILED)
         log.exception(failed)
         return int(ExitCode.FAILED)
     finally:

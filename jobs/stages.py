@@ -24,6 +24,7 @@ from pyspark.sql import functions as F
 from jobs.config import Config
 from jobs.schemas import DOC_A, DOC_B, DOC_ID, RELATION, SKETCH
 from jobs.transforms import (
+    CappedDocuments,
     SharedFrequencies,
     containment_candidates,
     copy_groups,
@@ -215,13 +216,14 @@ class PairMetrics:
     :func:`may_reach` (a pair is scored in the posting of the first prefix hash it shares, and in
     each posting the cap can star); ``candidates``: the distinct pairs of representatives that
     passed;
-    ``capped``: documents paired by star because a hash's prefix posting exceeded the cap;
+    ``capped``: the documents paired by star because a hash's prefix posting exceeded the cap,
+    each once (at most the corpus's documents);
     ``frequencies``: the size and fill of the frequency sketch that ordered the prefixes, set when
     it is built (before the pair table is computed).
     """
 
     candidates: Observation = field(default_factory=lambda: Observation("candidates"))
-    capped: Observation = field(default_factory=lambda: Observation("capped"))
+    capped: CappedDocuments = field(default_factory=CappedDocuments)
     scored: Observation = field(default_factory=lambda: Observation("scored"))
     frequencies: dict[str, float] = field(default_factory=dict)
 
@@ -231,11 +233,12 @@ class PairMetrics:
             "representative_pairs": 0,
             "capped_documents": 0,
         }
-        for observation in (self.scored, self.candidates, self.capped):
+        for observation in (self.scored, self.candidates):
             try:
                 found.update({name: int(value or 0) for name, value in observation.get.items()})
             except Exception:  # noqa: BLE001 - Spark pruned the observed plan (no rows): counts stay 0
                 continue
+        found["capped_documents"] = self.capped.count()
         if self.frequencies:
             found["frequency_sketch"] = dict(self.frequencies)
         return found

@@ -10,11 +10,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
-from pyspark import Broadcast
-from pyspark.sql import Column, DataFrame, Observation, Window
+from pyspark import Accumulator, AccumulatorParam, Broadcast, SparkContext
+from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 from pyspark.sql.pandas.types import from_arrow_schema, to_arrow_type
 from pyspark.sql.types import BinaryType, LongType, StructField, StructType
@@ -367,6 +368,38 @@ def may_reach(k: int, threshold: float) -> Column:
     return F.size(F.array_intersect(ka, kb)) >= min_shared(sample, threshold)
 
 
+class _IdSet(AccumulatorParam):
+    """An accumulator of a set of ids: the union of the tasks' sets. A union is idempotent, so a
+    task run twice (a retry, a plan read twice) counts each id once."""
+
+    def zero(self, value: set[Any]) -> set[Any]:
+        return set()
+
+    def addInPlace(self, value1: set[Any], value2: set[Any]) -> set[Any]:  # noqa: N802 - Spark's
+        value1 |= value2
+        return value1
+
+
+class CappedDocuments:
+    """The documents a capped posting paired by star (centre and members), each counted once
+    however many capped postings hold it (``pairs.capped_documents`` in the summary).
+
+    Gathered on the executors while the pairs are computed (an accumulator of the ids: the driver
+    holds one id per capped document, none when nothing is capped), no extra pass.
+    """
+
+    def __init__(self) -> None:
+        self.ids: Accumulator[set[Any]] | None = None
+
+    def attach(self, sc: SparkContext) -> Accumulator[set[Any]]:
+        if self.ids is None:
+            self.ids = sc.accumulator(set(), _IdSet())
+        return self.ids
+
+    def count(self) -> int:
+        return len(self.ids.value) if self.ids is not None else 0
+
+
 def scored_prefix_pairs(
     prefixes: DataFrame,
     *,
@@ -374,7 +407,7 @@ def scored_prefix_pairs(
     threshold: float,
     containment_threshold: float | None = None,
     max_posting: int | None = None,
-    capped: Observation | None = None,
+    capped: CappedDocuments | None = None,
 ) -> DataFrame:
     """(hash, doc_id, n_shingles, sketch) prefix rows -> scored pairs of documents sharing a hash.
 
@@ -389,26 +422,32 @@ def scored_prefix_pairs(
     A hash in the prefixes of more than ``max_posting`` documents (a family of thousands of near
     copies, whose every hash is hot) would add that many squared pairs; its documents are paired
     only with the smallest of them (a star, every such pair scored), which keeps them linked at
-    linear cost; ``capped``, if given, counts the documents paired that way.
+    linear cost; ``capped``, if given, gathers the documents paired that way (each once).
     """
     # the columns score_sorted_batches writes, in Spark's types
     schema = from_arrow_schema(output_schema(to_arrow_type(prefixes.schema[DOC_ID].dataType)))
+    ids = capped.attach(prefixes.sparkSession.sparkContext) if capped is not None else None
 
     def score(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        yield from score_sorted_batches(
+        starred: set[Any] = set()
+        for out in score_sorted_batches(
             batches,
             k=k,
             threshold=threshold,
             containment_threshold=containment_threshold,
             max_posting=max_posting or 0,
-        )
+        ):
+            if ids is not None and pc.any(out.column(STAR)).as_py():
+                star = out.filter(out.column(STAR))
+                starred.update(star.column(DOC_A).to_pylist(), star.column(DOC_B).to_pylist())
+            yield out
+        if ids is not None and starred:
+            ids.add(starred)
 
     rows = prefixes.select(
         HASH, DOC_ID, N_SHINGLES, SKETCH, *([EARLIER] if EARLIER in prefixes.columns else [])
     )
     scored = rows.repartition(HASH).sortWithinPartitions(HASH).mapInArrow(score, schema)
-    if capped is not None:
-        scored = scored.observe(capped, F.count_if(F.col(STAR)).alias("capped_documents"))
     return scored.drop(STAR)
 
 

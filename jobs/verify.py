@@ -77,6 +77,10 @@ def _share(part: np.ndarray, whole: np.ndarray) -> pa.Array:
     return pa.array(part / np.maximum(whole, 1), mask=whole == 0)
 
 
+#: The marker of a missing text in the error an executor raises (the driver sees it in a string).
+MISSING_TEXT = "SHINGLING_MISSING_TEXT"
+
+
 class MissingTextError(ShinglingError):
     """A candidate pair's document has no text to verify it with: never written unverified."""
 
@@ -223,8 +227,8 @@ def verify_candidates(
             if pc.any(missing).as_py():
                 row = pc.index(missing, True).as_py()
                 raise MissingTextError(
-                    f"no text for pair ({batch.column(DOC_A)[row]}, {batch.column(DOC_B)[row]}):"
-                    " its documents must be readable to verify it"
+                    f"{MISSING_TEXT} no text for pair ({batch.column(DOC_A)[row]},"
+                    f" {batch.column(DOC_B)[row]}): its documents must be readable to verify it"
                 )
             o = exact_overlap(
                 ta,

@@ -174,6 +174,8 @@ class RunSummary:
             data = json.loads(path.read_text(encoding="utf-8"))
         except UnicodeDecodeError as e:
             raise ValueError(f"{path}: not UTF-8") from e
+        except json.JSONDecodeError as e:  # truncated or edited: name the file
+            raise ValueError(f"{path}: not JSON ({e})") from e
         if not isinstance(data, dict):
             raise ValueError(f"{path}: not a JSON object")
         try:

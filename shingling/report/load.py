@@ -91,10 +91,22 @@ def connected_groups(a: np.ndarray, b: np.ndarray, n: int) -> np.ndarray:
             return labels
 
 
+class UnreadableFileError(ValueError):
+    """A file of the run that cannot be parsed (truncated, edited, foreign), named."""
+
+
 def read_table(path: Path, columns: list[str] | None = None) -> pa.Table | None:
+    """The Parquet table at ``path``, or None if there is none.
+
+    Raises:
+        UnreadableFileError: it cannot be read as Parquet (naming the path).
+    """
     if not path.exists():
         return None
-    return ds.dataset(path, format="parquet").to_table(columns=columns)
+    try:
+        return ds.dataset(path, format="parquet").to_table(columns=columns)
+    except (pa.ArrowException, OSError) as e:
+        raise UnreadableFileError(f"cannot read {path}: {e}") from e
 
 
 def exact_groups(pairs: pa.Table) -> tuple[np.ndarray, list[Cluster]]:
@@ -234,7 +246,10 @@ def check_clusters_run(clusters: Path, output: Path) -> None:
     summary = clusters.parent / RUN_SUMMARY
     if not summary.is_file():
         return  # a table written by hand: nothing says which run it came from
-    made_from = json.loads(summary.read_text(encoding="utf-8")).get("run")
+    try:
+        made_from = json.loads(summary.read_text(encoding="utf-8")).get("run")
+    except (ValueError, AttributeError) as e:  # JSON, UTF-8, not an object
+        raise UnreadableFileError(f"cannot read {summary}: {e}") from e
     if made_from and Path(made_from).resolve() != output.resolve():
         raise OtherRunError(
             f"the clusters table {clusters} was made from the run {made_from}, not {output}"
@@ -253,7 +268,7 @@ def _best_pairs(
         return []
     try:  # the text keys only tell repeated texts apart: without them, every pair is listed
         documents = read_table(out / RUN_DOCUMENTS, [DOC_ID, TEXT_HASH])
-    except (OSError, pa.ArrowException):
+    except (OSError, pa.ArrowException, UnreadableFileError):
         documents = None
     key: dict[Any, Any] = (
         dict(zip(documents[DOC_ID].to_pylist(), documents[TEXT_HASH].to_pylist(), strict=True))

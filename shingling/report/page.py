@@ -319,6 +319,6 @@ def write_report(
         partial.write_text(page, encoding="utf-8")
         partial.replace(target)
     except BaseException:
-        partial.unlink(missing_ok=True)
+        partial.unlink(missing_ok=True)  # a full disk must not leave half a page behind
         raise
     return target

@@ -74,8 +74,9 @@ def test_config_file_then_set(tmp_path: Path) -> None:
 
 
 def test_resolved_config_round_trips_through_toml(tmp_path: Path) -> None:
-    zone = 'spark."spark.sql.session.timeZone"="America/New York"'  # a value with a space
-    cfg = load(overrides=["sketch.k=31", "pairs.threshold=0.65", zone])
+    zone = 'spark."spark.sql.session.timeZone"="America/New_York"'
+    spaced = 'input.id_column="page url"'  # a value with a space
+    cfg = load(overrides=["sketch.k=31", "pairs.threshold=0.65", zone, spaced])
     path = tmp_path / "resolved.toml"
     path.write_text(to_toml(cfg), encoding="utf-8")
     assert load(path) == cfg

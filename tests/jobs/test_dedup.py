@@ -264,6 +264,20 @@ def test_an_estimate_only_run_and_the_removed_verify_section_are_refused(workdir
     assert not (workdir / "refused").exists()
 
 
+def test_a_corpus_with_the_runs_ids_but_other_texts_is_refused(workdir: Path) -> None:
+    """A copy's text replaced: the run paired it on its old text; deciding on it would remove a
+    document with nothing like it left, so the job refuses (exit 3, naming the id)."""
+    table = pq.read_table(workdir / "corpus.parquet").to_pylist()
+    for row in table:
+        if row["doc_id"] == "zz-copy-0":
+            row["text"] = "an unrelated text that the run never saw " * 20
+    other = workdir / "other-texts.parquet"
+    pq.write_table(pa.Table.from_pylist(table, schema=pq.read_schema(SAMPLE)), other)
+    args = ["--input", str(other), "--run", str(workdir / "run"), "--output", str(workdir / "o")]
+    assert dedup.main(args) == ExitCode.BAD_INPUT
+    assert not (workdir / "o").exists()
+
+
 def test_the_log_names_each_step(workdir: Path, caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.INFO, logger="shingling")
     assert run_dedup(workdir, "named") == ExitCode.OK

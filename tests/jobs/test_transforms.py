@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from pyspark.sql import DataFrame, Observation, SparkSession
+from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import StringType
 from pyspark.testing import assertDataFrameEqual
@@ -38,6 +38,7 @@ from jobs.transforms import (
     GROUP_SIZE,
     HASH,
     REPEATED_ID,
+    CappedDocuments,
     copy_groups,
     exact_groups,
     expand_groups,
@@ -144,13 +145,13 @@ def test_scored_prefix_pairs_star_a_hot_posting_and_count_it(spark: SparkSession
         [(h, d, 2, [1, 2]) for d, h in rows],
         f"{HASH} long, {DOC_ID} string, {N_SHINGLES} long, {SKETCH} array<bigint>",
     )
-    capped = Observation("capped")
+    capped = CappedDocuments()
     scored = scored_prefix_pairs(prefixes, k=K, threshold=0.6, max_posting=3, capped=capped)
     expected = spark.createDataFrame(
         [("p", "q"), ("p", "r"), ("p", "s"), ("r", "s")], f"{DOC_A} string, {DOC_B} string"
     )
     assertDataFrameEqual(scored.select(DOC_A, DOC_B), expected)
-    assert capped.get["capped_documents"] == 3
+    assert capped.count() == 4  # the star's centre p and its members q, r, s
 
 
 def test_scored_prefix_pairs_equal_the_sql_scores_of_every_candidate(

@@ -103,7 +103,7 @@ def test_a_file_as_index_or_pair_table_is_refused(
     thesis.write_text("no backup")
     assert night(tmp_path, thesis, tmp_path / "pairs") == 2
     assert night(tmp_path, tmp_path / "index", thesis) == 2
-    assert "is not a directory" in capsys.readouterr().err
+    assert "not a directory" in capsys.readouterr().err
     assert thesis.read_text() == "no backup"
 
 

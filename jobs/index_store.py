@@ -572,25 +572,10 @@ class IndexStore:
     def removed_ids(self, manifest: Manifest) -> DataFrame | None:
         """(doc_id) of the live documents a night's dedup decision removed, or None when no
         segment holds decisions. A live document without a decision counts as kept."""
-        parts = []
-        for s in manifest.segments:
-            path = f"{segment_path(self.root, s.id)}/{DECISIONS}"
-            if self.files.exists(path):
-                parts.append(
-                    self.spark.read.parquet(path)
-                    .where(F.col("relation") != F.lit("kept"))
-                    .select(DOC_ID, F.lit(s.id).alias(SEGMENT))
-                )
-        if not parts:
+        decided = self.live_decisions(manifest)
+        if decided is None:
             return None
-        removed = parts[0]
-        for part in parts[1:]:
-            removed = removed.unionByName(part)
-        live = self.live_documents(manifest)
-        assert live is not None
-        return removed.join(live.select(DOC_ID, SEGMENT), [DOC_ID, SEGMENT], "left_semi").select(
-            DOC_ID
-        )
+        return decided.where(F.col("relation") != F.lit("kept")).select(DOC_ID)
 
     def live_decisions(self, manifest: Manifest) -> DataFrame | None:
         """Every segment's decisions of its live documents, or None when none holds any."""

@@ -8,7 +8,8 @@ platform), as ``MinHashLSH.approxSimilarityJoin`` is called.
 Beside the entry points, not in ``shingling/`` (the reference library imports no Spark): it
 calls the stages the jobs call (``jobs/stages.py``, ``jobs/clusters.py``, ``jobs/nightly.py``),
 with the settings of ``jobs/default.toml`` unless given: :func:`sketches`,
-:func:`near_duplicates`, :func:`clusters`, :func:`nightly`. The executors need the package too:
+:func:`near_duplicates`, :func:`deduplicate`, :func:`clusters`, :func:`components`,
+:func:`nightly`. The executors need the package too:
 on a cluster, ship
 ``dist/shingling.zip`` (``spark.sparkContext.addPyFile``) or install it on the nodes.
 """
@@ -25,7 +26,10 @@ from pyspark.sql import functions as F
 from jobs import config as config_module
 from jobs import nightly as nightly_job
 from jobs.clusters import connected_components
+from jobs.decide import decisions
+from jobs.errors import ConfigError
 from jobs.index_store import check_run_date
+from jobs.keep import SMALLEST_ID, keep_key, keep_keys, kept_clusters
 from jobs.schemas import DOC_ID, JACCARD, TEXT
 from jobs.stages import Cache, Verification, configured_pairs
 from jobs.transforms import sketch_documents, skip_repeated_ids
@@ -110,13 +114,91 @@ def near_duplicates(
     return documents.transform(configured_pairs, cfg, verify=verification, cache=cache)
 
 
+def deduplicate(
+    pairs: DataFrame,
+    corpus: DataFrame | None = None,
+    *,
+    id_col: str = DOC_ID,
+    text_col: str = TEXT,
+    keep: str | None = None,
+    keep_order: str | None = None,
+    min_jaccard: float | None = None,
+    containment_threshold: float | None = None,
+) -> DataFrame:
+    """A pair table (+ the corpus the keep policy reads) -> the dedup decision, as
+    ``jobs/dedup.py`` takes it (docs/dedup.md): (doc_id, kept_id, relation, jaccard, containment,
+    exact_duplicate) for every document of a pair at ``jaccard`` >= ``min_jaccard``; relation is
+    ``kept`` for a kept document (kept_id its own id, or the kept exact copy of an exact copy),
+    else what it is of ``kept_id``, a kept document it is a near-duplicate of. The kept documents
+    hold no pair at the cut. ``keep`` (default jobs/default.toml's ``longest``) needs ``corpus``
+    unless it is ``smallest_id``; ``containment_threshold`` also decides on excerpt pairs (a run
+    with ``sketch.sample_mod`` > 0). Spark jobs run here (the rounds): the result is computed.
+    """
+    overrides = [
+        f"{name}={value!r}" if isinstance(value, str) else f"{name}={value}"
+        for name, value in (
+            ("dedup.keep", keep),
+            ("dedup.keep_order", keep_order),
+            ("clusters.min_jaccard", min_jaccard),
+        )
+        if value is not None
+    ]
+    cfg = config_module.load(overrides=overrides)
+    if cfg.dedup.keep == SMALLEST_ID:
+        keys = None
+    elif corpus is None:
+        raise ConfigError(f"dedup.keep = {cfg.dedup.keep!r} ranks by the corpus: give corpus")
+    else:
+        key = keep_key(corpus, keep=cfg.dedup.keep, text_column=text_col)
+        keys = None if key is None else keep_keys(corpus, id_column=id_col, key=key)
+    return decisions(
+        pairs,
+        keys,
+        cut=cfg.clusters.min_jaccard,
+        containment_cut=containment_threshold,
+        descending=cfg.dedup.keep_order == "desc",
+        max_rounds=cfg.dedup.max_rounds,
+        finish_edges=cfg.dedup.finish_edges,
+        component_rounds=cfg.clusters.max_rounds,
+    ).decisions
+
+
 def clusters(
+    pairs: DataFrame,
+    corpus: DataFrame | None = None,
+    *,
+    id_col: str = DOC_ID,
+    text_col: str = TEXT,
+    keep: str | None = None,
+    keep_order: str | None = None,
+    min_jaccard: float | None = None,
+    containment_threshold: float | None = None,
+) -> DataFrame:
+    """:func:`deduplicate`'s decision -> (doc_id, cluster_id, cluster_size), as ``jobs/dedup.py``
+    writes ``clusters/``: each kept document that others were removed in favour of
+    (cluster_id = its id) and those documents."""
+    return kept_clusters(
+        deduplicate(
+            pairs,
+            corpus,
+            id_col=id_col,
+            text_col=text_col,
+            keep=keep,
+            keep_order=keep_order,
+            min_jaccard=min_jaccard,
+            containment_threshold=containment_threshold,
+        )
+    )
+
+
+def components(
     pairs: DataFrame, *, min_jaccard: float = 0.0, max_rounds: int | None = None
 ) -> DataFrame:
     """A pair table -> (doc_id, cluster_id, cluster_size): the connected components of its pairs
-    with ``jaccard`` at least ``min_jaccard``, each cluster named by its smallest id, as
-    ``jobs/dedup.py`` writes ``clusters/`` (large-star/small-star rounds, at most ``max_rounds``,
-    default jobs/default.toml's 30). Spark jobs run here, one a round: the result is computed.
+    with ``jaccard`` at least ``min_jaccard``, each named by its smallest id, as ``jobs/dedup.py``
+    writes ``components/`` (``clusters.components = true``). An analysis: components chain
+    documents that are not near-duplicates of each other, so do not deduplicate by them.
+    Large-star/small-star rounds, at most ``max_rounds`` (default jobs/default.toml's).
     """
     rounds = max_rounds if max_rounds is not None else config_module.load().clusters.max_rounds
     linking = pairs.where(F.col(JACCARD) >= F.lit(min_jaccard))
@@ -147,4 +229,12 @@ def nightly(
     )
 
 
-__all__ = ["Cache", "clusters", "near_duplicates", "nightly", "sketches"]
+__all__ = [
+    "Cache",
+    "clusters",
+    "components",
+    "deduplicate",
+    "near_duplicates",
+    "nightly",
+    "sketches",
+]

@@ -8,7 +8,8 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from jobs.index_store import IndexStore, Transaction
+from jobs import config
+from jobs.index_store import IndexStore, Transaction, index_settings
 from shingling.index import Manifest, SegmentInfo
 
 
@@ -35,7 +36,8 @@ def claimed(index: Path, pairs: Path) -> IndexStore:
 def committed(store: IndexStore, run_id: str = "aaaaaaaaaaaa", *, publish: bool) -> Transaction:
     """A night committed by hand, as the protocol does it: a segment and a pair partition of one
     row written aside, the manifest swapped, the partition published (or not: killed before)."""
-    base = store.manifest() or Manifest.empty("string", {"k": 20})
+    settings = index_settings(config.load())  # what a night with the defaults checks
+    base = store.manifest() or Manifest.empty("string", settings)
     date = f"2026-12-{base.version + 1:02d}"
     tx = store.begin(base, date, run_id)
     assert tx.staged_pairs is not None
@@ -44,7 +46,7 @@ def committed(store: IndexStore, run_id: str = "aaaaaaaaaaaa", *, publish: bool)
     pq.write_table(pa.table({"doc_a": [run_id]}), f"{tx.staged_pairs}/part-0.parquet")
     Path(tx.segment, "documents").mkdir(parents=True)
     tx.info = SegmentInfo(tx.segment_id, date, documents=1, postings=0, superseded=0)
-    tx.commit({"k": 20}, "string", {})
+    tx.commit(settings, "string", {})
     if publish:
         tx.publish_pairs()
     return tx

@@ -11,7 +11,7 @@ from testdata import SAMPLE_CORPUS
 
 import jobs.dedup as dedup_job
 import jobs.near_duplicates as job
-from jobs.api import clusters, near_duplicates, nightly, sketches
+from jobs.api import clusters, components, deduplicate, near_duplicates, nightly, sketches
 from jobs.errors import ConfigError, ExitCode
 
 DOCS = 300
@@ -57,19 +57,36 @@ def test_a_bad_setting_is_refused_as_the_job_refuses_it(spark: SparkSession, cor
         near_duplicates(spark.read.parquet(str(corpus)), id_col="url", text_col="body", threshold=2)
 
 
-def test_the_api_clusters_are_those_dedup_writes(
+def test_the_api_decision_clusters_and_components_are_those_dedup_writes(
     spark: SparkSession, corpus: Path, tmp_path: Path
 ) -> None:
     sets = ["--set", "input.id_column=url", "--set", "input.text_column=body"]
     run, deduped = tmp_path / "run", tmp_path / "dedup"
     assert job.main(["--input", str(corpus), "--output", str(run), *sets]) == ExitCode.OK
     assert (
-        dedup_job.main(["--input", str(corpus), "--run", str(run), "--output", str(deduped)])
+        dedup_job.main(
+            ["--input", str(corpus), "--run", str(run), "--output", str(deduped)]
+            + ["--set", "clusters.components=true"]
+        )
         == ExitCode.OK
     )
-    got = clusters(spark.read.parquet(str(run / "pairs")))
+    pairs = spark.read.parquet(str(run / "pairs"))
+    table = spark.read.parquet(str(corpus))
+    decided = deduplicate(pairs, table, id_col="url", text_col="body")
+    removed = spark.read.parquet(str(deduped / "removed"))
+    got_removed = decided.where("relation != 'kept'").select(*removed.columns)
+    assert rows(got_removed) == rows(removed) and rows(removed)
+    got = clusters(pairs, table, id_col="url", text_col="body")
     expected = spark.read.parquet(str(deduped / "clusters"))
     assert rows(got.select(*expected.columns)) == rows(expected) and rows(expected)
+    found = components(pairs)
+    expected = spark.read.parquet(str(deduped / "components"))
+    assert rows(found.select(*expected.columns)) == rows(expected) and rows(expected)
+    # another policy decides otherwise, and smallest_id needs no corpus
+    by_id = deduplicate(pairs, keep="smallest_id")
+    assert rows(by_id.where("relation != 'kept'").select(*removed.columns)) != rows(removed)
+    with pytest.raises(ConfigError, match="give corpus"):
+        deduplicate(pairs)
 
 
 def test_the_api_nightly_step_commits_a_batch_as_the_job_does(

@@ -29,11 +29,11 @@ $(STAMP): pyproject.toml
 
 setup: $(STAMP) ## create .venv with the project and its development tools
 
-dist: $(STAMP) ## pack shingling/ and jobs/ into dist/shingling.zip for spark-submit --py-files
+dist: $(STAMP) ## pack shingling/ into dist/shingling.zip for spark-submit --py-files
 	@rm -rf dist && mkdir -p dist/pkg
-	@cp -r shingling jobs dist/pkg/
+	@cp -r shingling dist/pkg/
 	@find dist/pkg -name __pycache__ -prune -exec rm -rf {} +
-	@cd dist/pkg && $(CURDIR)/$(BIN)/python -m zipfile -c ../shingling.zip shingling jobs
+	@cd dist/pkg && $(CURDIR)/$(BIN)/python -m zipfile -c ../shingling.zip shingling
 	@rm -rf dist/pkg && echo "dist/shingling.zip"
 
 run: $(STAMP) ## run the job on the bundled sample corpus (Spark local mode) and show the top pairs
@@ -55,7 +55,7 @@ test-cluster: $(STAMP) ## the job on a standalone cluster on loopback: equals lo
 
 lint: $(STAMP) ## ruff and mypy
 	$(BIN)/ruff check shingling jobs tests bench
-	$(BIN)/mypy shingling jobs
+	$(BIN)/mypy shingling
 
 bench: dist ## benchmark against MinHashLSH and the scan floor (DOCS=10000 by default)
 	$(BIN)/python -m bench.run --docs $(or $(DOCS),10000) $(ARGS)

@@ -14,7 +14,7 @@ start-up included):
 - the **nightly floor**: bench/peers/sketch_floor.py, which only reads the batch, sketches it and
   writes the sketches (what any nightly run costs before it touches the index).
 
-Both find the same pairs involving the batch (tests/jobs/test_nightly.py checks that on real text);
+Both find the same pairs involving the batch (tests/spark/test_nightly.py checks that on real text);
 this measures what they cost. Results go to bench/results/nightly-<docs>-<time>.json,
 bench/work/nightly-<docs>/result.json and stdout.
 """

@@ -45,7 +45,7 @@ LABELS = {
     "mllib": "Spark MLlib MinHashLSH (5 tables)",
     "datasketch": "datasketch MinHashLSH (128 perm, 1 process)",
 }
-# The peers get the pipeline's shuffle settings (jobs/default.toml [spark]), so that no one pays
+# The peers get the pipeline's shuffle settings (shingling/default.toml [spark]), so that no one pays
 # for Spark's default of 200 shuffle partitions on two cores.
 PEER_CONF = {
     "spark.sql.shuffle.partitions": "8",

@@ -570,14 +570,14 @@ def report_reads(output: Path, corpus: str | None, clusters: str | None) -> dict
 
 
 def check_report_target(output: Path, target: Path, reads: dict[str, str | None]) -> None:
-    """The path guards of the jobs (jobs/paths.py), for the report's one written file.
+    """The path guards of the jobs (shingling/spark/paths.py), for the report's one written file.
 
     Raises:
         UsageError: the target is, holds or lies inside something the report reads, has a name
             a job would refuse, or is an existing directory.
     """
-    from jobs.errors import ConfigError  # the jobs' guards: one definition of the rule
-    from jobs.io import check_job_paths
+    from shingling.errors import ConfigError  # the jobs' guards: one definition of the rule
+    from shingling.spark.io import check_job_paths
 
     try:
         check_job_paths({"--to": str(target)}, reads)
@@ -725,7 +725,7 @@ def version() -> str:
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv[:1] == ["run"]:  # the job's own parser reads the rest (and answers --help)
-        from jobs import launch
+        from shingling.spark import launch
 
         if len(argv) < 2 or argv[1] in ("-h", "--help"):
             print(launch.__doc__)

@@ -30,7 +30,7 @@ A removed document's ``kept_id`` is, among the kept documents that precede it an
 one with a near-duplicate link rather than an excerpt link, then the highest Jaccard, then the
 earliest in the order: a choice independent of how the set was computed.
 
-The Spark path (``jobs/decide.py``) computes the same set in parallel rounds (an undecided node no
+The Spark path (``shingling/spark/decide.py``) computes the same set in parallel rounds (an undecided node no
 undecided neighbour precedes is kept, and the nodes it links to are removed: Blelloch, Fineman and
 Shun, SPAA 2012) and is tested equal to :func:`decide` on random graphs and on real text.
 """

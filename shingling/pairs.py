@@ -1,6 +1,6 @@
 """The pair rules, defined once: which pairs a join must find, and what a found pair is.
 
-Every path imports these: the Spark transforms (``jobs/transforms.py``, ``jobs/verify.py``), the
+Every path imports these: the Spark transforms (``shingling/spark/transforms.py``, ``shingling/spark/verify.py``), the
 compiled loops (``shingling/fast/``, through ``numba.njit`` of the same functions), the nightly
 probe and the CLI's index search; ``tests/test_rules.py`` proves the Spark column expressions equal
 to them.

@@ -1,7 +1,7 @@
 """Every column name and the layout of a run directory, defined once (no Spark needed).
 
-The Spark code (``jobs/``), the compiled path (``shingling/fast/``), the index reader and the CLI
-import these names; ``jobs/schemas.py`` adds the Spark types of the tables.
+The Spark code (``shingling/spark/``), the compiled path (``shingling/fast/``), the index reader and the CLI
+import these names; ``shingling/spark/schemas.py`` adds the Spark types of the tables.
 
 Input contract: a Parquet file or directory (or JSON Lines) with an id column (integer or string,
 unique, not null) and a text column (string); their names are set in ``[input]`` and renamed to

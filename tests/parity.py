@@ -1,7 +1,7 @@
 """What the parity tests compare: the Spark path's tables, and the same tables from the library.
 
 The library side runs the per-document functions (sketch, estimators) text by text and compares
-every pair in pure Python, so it shares no code with jobs.transforms but the schemas.
+every pair in pure Python, so it shares no code with shingling.spark.transforms but the schemas.
 """
 
 from __future__ import annotations
@@ -12,8 +12,9 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.types import DataType
 from testdata import library_row, licence_words
 
-from jobs import config as config_module
-from jobs.schemas import (
+from shingling import config as config_module
+from shingling.pairs import reference_pairs  # noqa: F401 - the reference the parity tests compare with
+from shingling.spark.schemas import (
     DOC_ID,
     SKIP_NO_WORDS,
     SKIP_NULL_ID,
@@ -21,9 +22,8 @@ from jobs.schemas import (
     TEXT,
     documents_schema,
 )
-from jobs.stages import Verification, near_duplicate_pairs
-from jobs.transforms import sketch_documents
-from shingling.pairs import reference_pairs  # noqa: F401 - the reference the parity tests compare with
+from shingling.spark.stages import Verification, near_duplicate_pairs
+from shingling.spark.transforms import sketch_documents
 
 DEFAULTS = config_module.load()
 WIDTH, K = DEFAULTS.sketch.width, DEFAULTS.sketch.k
@@ -68,7 +68,7 @@ def spark_documents(
     unit: str = "words",
     sample_mod: int = 0,
 ) -> DataFrame:
-    """The documents table from the Spark path (jobs.transforms.sketch_documents)."""
+    """The documents table from the Spark path (shingling.spark.transforms.sketch_documents)."""
     frame = spark.createDataFrame(docs, f"{DOC_ID} {id_type.simpleString()}, {TEXT} string")
     return frame.transform(sketch_documents, width=width, k=k, unit=unit, sample_mod=sample_mod)
 
@@ -117,7 +117,7 @@ def spark_pairs(
     width: int = WIDTH,
     unit: str = "words",
 ) -> DataFrame:
-    """The pair table from the Spark path (jobs.stages.near_duplicate_pairs); verified against
+    """The pair table from the Spark path (shingling.spark.stages.near_duplicate_pairs); verified against
     ``texts`` (doc_id, text) when given."""
     verify = None if texts is None else Verification(texts, width, unit, margin)
     return documents.transform(

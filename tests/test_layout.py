@@ -1,5 +1,5 @@
-"""The shape of the code: the reference library stands alone, the compiled path beside it, and the
-entry points import no other entry point."""
+"""The shape of the code: the reference library stands alone, the compiled path and the Spark layer
+beside it, the jobs import no other job, and the spark-submit scripts of jobs/ are only that."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ ROOT = Path(__file__).resolve().parents[1]
 REFERENCE = sorted(
     info.name
     for info in pkgutil.walk_packages(shingling.__path__, "shingling.")
-    if not info.name.startswith("shingling.fast")
+    if not info.name.startswith(("shingling.fast", "shingling.spark"))
 )
 ENTRY_POINTS = ("near_duplicates", "dedup", "nightly", "build_index", "undo_night")
 
@@ -33,18 +33,28 @@ def test_the_reference_library_imports_neither_spark_nor_numba() -> None:
     assert "shingling.pairs" in REFERENCE and "shingling.schema" in REFERENCE
 
 
-def test_entry_points_import_no_other_entry_point() -> None:
+def test_jobs_import_no_other_job() -> None:
     for name in ENTRY_POINTS:
-        tree = ast.parse((ROOT / "jobs" / f"{name}.py").read_text())
-        imported = {
-            node.module
-            for node in ast.walk(tree)
-            if isinstance(node, ast.ImportFrom) and node.module
-        } | {
-            alias.name
-            for node in ast.walk(tree)
-            if isinstance(node, ast.Import)
-            for alias in node.names
-        }
-        others = {f"jobs.{other}" for other in ENTRY_POINTS if other != name}
+        imported = _imports(ROOT / "shingling" / "spark" / "jobs" / f"{name}.py")
+        others = {f"shingling.spark.jobs.{other}" for other in ENTRY_POINTS if other != name}
         assert not imported & others, (name, imported & others)
+
+
+def test_the_submit_scripts_are_thin_and_not_a_package() -> None:
+    assert not (ROOT / "jobs" / "__init__.py").exists()
+    scripts = sorted(p.stem for p in (ROOT / "jobs").glob("*.py"))
+    assert scripts == sorted([*ENTRY_POINTS, "compact_index"])
+    for name in scripts:
+        assert _imports(ROOT / "jobs" / f"{name}.py") == {"sys", f"shingling.spark.jobs.{name}"}
+
+
+def _imports(path: Path) -> set[str]:
+    tree = ast.parse(path.read_text())
+    return {
+        node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) and node.module
+    } | {
+        alias.name
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Import)
+        for alias in node.names
+    }

@@ -19,7 +19,7 @@ def test_the_wheel_holds_the_default_config_and_the_jobs_load_it(tmp_path: Path)
     (wheel,) = tmp_path.glob("shingling-*.whl")
     with zipfile.ZipFile(wheel) as packed:
         names = set(packed.namelist())
-        assert "jobs/default.toml" in names
+        assert "shingling/default.toml" in names
         assert "shingling/fast/kernels.py" in names and "shingling/pairs.py" in names
         packed.extractall(tmp_path / "site")
     # the installed files alone, away from the checkout: isolated mode, the wheel's files first
@@ -27,7 +27,7 @@ def test_the_wheel_holds_the_default_config_and_the_jobs_load_it(tmp_path: Path)
     script.write_text(
         "import sys\n"
         f"sys.path.insert(0, {str(tmp_path / 'site')!r})\n"
-        "import jobs.config as c\n"
+        "import shingling.config as c\n"
         "cfg = c.load()\n"
         "print(cfg.sketch.k, cfg.pairs.threshold, c.__file__)\n"
     )

@@ -30,7 +30,8 @@ from testdata import (
     sample_corpus_rows,
 )
 
-from jobs.schemas import (
+from shingling.normalize import words
+from shingling.spark.schemas import (
     CONTAINMENT_A,
     CONTAINMENT_B,
     DOC_A,
@@ -45,7 +46,6 @@ from jobs.schemas import (
     documents_schema,
     pairs_schema,
 )
-from shingling.normalize import words
 
 PAIR_COLUMNS = [DOC_A, DOC_B, MATCHES, JACCARD, SHINGLES_A, SHINGLES_B, EXACT]
 

@@ -1,6 +1,6 @@
 """Every mode of the job agrees with the library: words or chars, bottom-k or mod-m sketches.
 
-The Spark path (jobs.transforms.sketch_documents) must give the library's sketch() bit for bit in
+The Spark path (shingling.spark.transforms.sketch_documents) must give the library's sketch() bit for bit in
 every mode, and the pair table in containment mode must be the one computed in pure Python from
 library sketches with shingling.estimators, comparing every pair.
 """
@@ -29,7 +29,7 @@ from pyspark.sql.types import LongType, StringType
 from pyspark.testing import assertDataFrameEqual
 from testdata import DOCUMENT, library_row, licence_texts, licence_words, light_edits, sample_corpus
 
-from jobs.schemas import A_IN_B, B_IN_A, NEAR_DUPLICATE, pairs_schema
+from shingling.spark.schemas import A_IN_B, B_IN_A, NEAR_DUPLICATE, pairs_schema
 
 THRESHOLD, CONTAINMENT = DEFAULTS.pairs.threshold, DEFAULTS.pairs.containment_threshold
 CJK_SAMPLES = Path(sysconfig.get_paths()["stdlib"]) / "test" / "cjkencodings"

@@ -17,8 +17,8 @@ import pytest
 from pyspark.sql import SparkSession
 from testdata import SAMPLE_CORPUS
 
-import jobs.near_duplicates as job
-from jobs.errors import ExitCode
+import shingling.spark.jobs.near_duplicates as job
+from shingling.errors import ExitCode
 
 README = Path(__file__).resolve().parents[1] / "README.md"
 README_OUTPUT = "out/sample"

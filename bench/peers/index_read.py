@@ -16,8 +16,8 @@ import sys
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
-from jobs.index_store import IndexStore
 from shingling.schema import SKETCH, TEXT
+from shingling.spark.index_store import IndexStore
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -17,8 +17,8 @@ import sys
 
 from pyspark.sql import SparkSession
 
-from jobs.io import read_corpus
-from jobs.transforms import sketch_documents
+from shingling.spark.io import read_corpus
+from shingling.spark.transforms import sketch_documents
 
 
 def main(argv: list[str] | None = None) -> int:

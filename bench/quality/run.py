@@ -69,13 +69,13 @@ CONTAINMENT_LEVEL = 0.8
 
 def job_has_verify(zip_path: Path = ZIP) -> bool:
     """Whether the job knows ``pairs.verify`` (exact verification of every candidate): read from
-    the defaults packed in dist/shingling.zip, which is what spark-submit runs (jobs/default.toml
+    the defaults packed in dist/shingling.zip, which is what spark-submit runs (shingling/default.toml
     when there is no zip)."""
     if zip_path.exists():
         with zipfile.ZipFile(zip_path) as packed:
-            text = packed.read("jobs/default.toml").decode()
+            text = packed.read("shingling/default.toml").decode()
     else:
-        text = (REPO / "jobs" / "default.toml").read_text()
+        text = (REPO / "shingling" / "default.toml").read_text()
     return "verify" in tomllib.loads(text).get("pairs", {})
 
 

@@ -49,7 +49,7 @@ RELATIONS = pa.array(pairs.RELATIONS, type=pa.string())
 
 
 def output_schema(id_type: pa.DataType) -> pa.Schema:
-    """The columns of the scored pairs: those of ``jobs.transforms.score_sketch_pairs``, and
+    """The columns of the scored pairs: those of ``shingling.spark.transforms.score_sketch_pairs``, and
     whether the pair is one of a capped posting's star."""
     return pa.schema(
         [
@@ -141,7 +141,7 @@ def score_table(
 
     A pair is scored in each posting it is met in, but where the rows carry ``earlier``
     (:func:`prefix_rows`) only in the first one, by the prefix order. Without ``containment_threshold`` the pairs
-    that cannot reach ``threshold`` (see ``jobs.transforms.may_reach``) are dropped unscored. A
+    that cannot reach ``threshold`` (see ``shingling.spark.transforms.may_reach``) are dropped unscored. A
     posting of more than ``max_posting`` rows (0: no cap) pairs each of its documents with its
     first in id order only (a star, at linear cost), every such pair scored.
 

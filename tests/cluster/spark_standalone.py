@@ -112,13 +112,13 @@ def log_tail(path: Path, lines: int = 15) -> str:
 
 
 def build_zip(dest: Path) -> Path:
-    """dist/shingling.zip as ``make dist`` packs it: shingling/, jobs/ and jobs/default.toml.
+    """dist/shingling.zip as ``make dist`` packs it: shingling/ with its shingling/default.toml.
 
     Built here rather than by ``make dist``, which deletes dist/ under anyone using it.
     """
     dest.parent.mkdir(parents=True, exist_ok=True)
     with zipfile.ZipFile(dest, "w", zipfile.ZIP_DEFLATED) as zf:
-        for package in ("shingling", "jobs"):
+        for package in ("shingling",):
             for path in sorted((REPO / package).rglob("*")):
                 if path.is_file() and "__pycache__" not in path.parts:
                     zf.write(path, path.relative_to(REPO).as_posix())
@@ -129,7 +129,7 @@ def deps_only_python(root: Path) -> Path:
     """A Python with this environment's packages but not this project (its editable install is off).
 
     A ``.pth`` line naming a directory adds it to ``sys.path`` without running the ``.pth`` files
-    inside it, so the editable-install hook never loads and ``import jobs`` works only from the zip.
+    inside it, so the editable-install hook never loads and ``import shingling`` works only from the zip.
     """
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(root)], check=True)
     site = next(root.glob("lib/python3*/site-packages"))
@@ -141,14 +141,14 @@ def deps_only_python(root: Path) -> Path:
             str(python),
             "-c",
             "import pyarrow, xxhash, numpy, pyspark, importlib.util as u;"
-            " print(u.find_spec('jobs'), u.find_spec('shingling'))",
+            " print(u.find_spec('shingling'))",
         ],
         capture_output=True,
         text=True,
         cwd=root,
         check=True,
     )
-    assert probe.stdout.split() == ["None", "None"], probe.stdout
+    assert probe.stdout.split() == ["None"], probe.stdout
     return python
 
 

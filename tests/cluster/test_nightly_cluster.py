@@ -16,7 +16,7 @@ def test_nightly_on_the_cluster_equals_a_full_run(
 ) -> None:
     # the batch's texts go to the executors as broadcasts, a slice of 100 texts at a time, and
     # each Python worker builds its probe tables from the shipped zip. One night into a new index
-    # (one spark-submit: each costs about 35 s in this suite); tests/jobs/test_nightly.py covers
+    # (one spark-submit: each costs about 35 s in this suite); tests/spark/test_nightly.py covers
     # nights against an existing index, sliced and not, in local mode
     cluster.ensure_workers(2)
     args = ["--batch", str(CORPUS), "--index", str(tmp_path / "index"),

@@ -8,9 +8,9 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from jobs import config
-from jobs.index_store import IndexStore, Transaction, index_settings
+from shingling import config
 from shingling.index import Manifest, SegmentInfo
+from shingling.spark.index_store import IndexStore, Transaction, index_settings
 
 
 def snapshot(root: Path) -> dict[str, str]:

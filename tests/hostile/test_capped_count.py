@@ -10,9 +10,9 @@ from pathlib import Path
 
 from pyspark.sql import SparkSession
 
-from jobs.schemas import DOC_ID, TEXT
-from jobs.stages import PairMetrics, near_duplicate_pairs
-from jobs.transforms import sketch_documents
+from shingling.spark.schemas import DOC_ID, TEXT
+from shingling.spark.stages import PairMetrics, near_duplicate_pairs
+from shingling.spark.transforms import sketch_documents
 
 WORDS = (
     "the committee met on tuesday to review the budget for the coming year and agreed that the"
@@ -40,5 +40,5 @@ def test_capped_documents_never_exceed_the_corpus(spark: SparkSession) -> None:
 
 
 def test_no_capped_table_is_promised() -> None:
-    defaults = Path(__file__).resolve().parents[2] / "jobs" / "default.toml"
+    defaults = Path(__file__).resolve().parents[2] / "shingling" / "default.toml"
     assert "OUT/capped/" not in defaults.read_text()

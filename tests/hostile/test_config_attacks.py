@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from jobs import config as config_module
-from jobs.errors import ConfigError
-from jobs.spark_settings import ALLOWED, allowed
+from shingling import config as config_module
+from shingling.errors import ConfigError
+from shingling.spark_settings import ALLOWED, allowed
 
 ATTACKS = {
     # a module of the file's choosing imported by every Python worker
@@ -52,7 +52,7 @@ def test_code_loading_settings_are_refused_by_name(key: str, tmp_path: Path) -> 
 
 
 def test_the_job_exits_2_before_spark(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
-    from jobs.near_duplicates import main
+    from shingling.spark.jobs.near_duplicates import main
 
     marker = tmp_path / "ran"
     (tmp_path / "evil.py").write_text(f"open({str(marker)!r}, 'w').write('ran')\n")

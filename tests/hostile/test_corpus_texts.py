@@ -1,6 +1,6 @@
 """Issue 34 §2: a corpus given again must hold the texts the run sketched.
 
-``build_index --input`` (and ``dedup --input``, through :func:`jobs.run_checks.check_corpus_texts`)
+``build_index --input`` (and ``dedup --input``, through :func:`shingling.spark.run_checks.check_corpus_texts`)
 with the run's ids but other texts, or without some of its texts, is refused with exit 3 naming an
 id, instead of an index whose later nights verify against other texts (or a dedup that removes
 documents whose near-duplicates are not there).
@@ -14,11 +14,11 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from jobs import build_index
-from jobs.errors import BadInputError
-from jobs.run_checks import check_corpus_texts
-from jobs.schemas import DOC_ID, TEXT
-from jobs.transforms import sketch_documents
+from shingling.errors import BadInputError
+from shingling.spark.jobs import build_index
+from shingling.spark.run_checks import check_corpus_texts
+from shingling.spark.schemas import DOC_ID, TEXT
+from shingling.spark.transforms import sketch_documents
 
 REPO = Path(__file__).resolve().parents[2]
 CORPUS = REPO / "data" / "sample" / "corpus.parquet"
@@ -31,7 +31,7 @@ def corpus() -> pa.Table:
 
 @pytest.fixture(scope="module")
 def full_run(spark, corpus: pa.Table, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from jobs.near_duplicates import main
+    from shingling.spark.jobs.near_duplicates import main
 
     root = tmp_path_factory.mktemp("corpus-texts")
     pq.write_table(corpus, root / "corpus.parquet")

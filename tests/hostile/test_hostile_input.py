@@ -35,8 +35,8 @@ import pyarrow.parquet as pq
 import pytest
 from testdata import library_row, sample_corpus
 
-from jobs import schemas
 from shingling.normalize import normalize_array, words
+from shingling.spark import schemas
 
 REPO = Path(__file__).resolve().parents[2]
 FULL = os.environ.get("SHINGLING_HOSTILE_FULL") == "1"
@@ -49,7 +49,7 @@ NOT_YET = pytest.mark.xfail(
     run=False,
     strict=True,
 )
-WIDTH, K = 4, 20  # jobs/default.toml's sketch settings, which the job runs with here
+WIDTH, K = 4, 20  # shingling/default.toml's sketch settings, which the job runs with here
 BIG_BYTES = 50_000_000
 LONG_WORD_BYTES = 1_000_000
 
@@ -347,7 +347,7 @@ def _write(path: Path, text: pa.Array) -> Path:
 def test_text_of_the_wrong_type_is_refused_naming_the_column(
     spark, tmp_path: Path, capsys: pytest.CaptureFixture, arrow_type: pa.DataType, shown: str
 ) -> None:
-    from jobs.near_duplicates import main
+    from shingling.spark.jobs.near_duplicates import main
 
     values = [7, 8] if arrow_type == pa.int64() else [t.encode() for _, t in sample_corpus()[:2]]
     corpus = _write(tmp_path / "corpus.parquet", pa.array(values, arrow_type))
@@ -359,7 +359,7 @@ def test_text_of_the_wrong_type_is_refused_naming_the_column(
 def test_a_file_whose_text_has_the_wrong_type_is_refused_naming_the_file(
     spark, tmp_path: Path, capsys: pytest.CaptureFixture
 ) -> None:
-    from jobs.near_duplicates import main
+    from shingling.spark.jobs.near_duplicates import main
 
     (tmp_path / "corpus").mkdir()
     _write(tmp_path / "corpus" / "part-0.parquet", pa.array([t for _, t in sample_corpus()[:2]]))

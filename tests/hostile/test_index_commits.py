@@ -12,8 +12,8 @@ import pyarrow.parquet as pq
 import pytest
 from hostile_helpers import snapshot
 
-from jobs import build_index, nightly
 from shingling import cli
+from shingling.spark.jobs import build_index, nightly
 
 REPO = Path(__file__).resolve().parents[2]
 CORPUS = REPO / "data" / "sample" / "corpus.parquet"
@@ -27,7 +27,7 @@ def corpus() -> pa.Table:
 @pytest.fixture(scope="module")
 def full_run(spark, corpus: pa.Table, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A finished run of jobs/near_duplicates.py over the first 50 documents."""
-    from jobs.near_duplicates import main
+    from shingling.spark.jobs.near_duplicates import main
 
     root = tmp_path_factory.mktemp("hostile-index")
     pq.write_table(corpus.slice(0, 50), root / "first.parquet")
@@ -58,7 +58,7 @@ def test_a_second_index_into_the_same_pair_table_commits_nothing(
 def test_a_failure_after_the_commit_point_says_it_committed(
     spark, full_run: Path, tmp_path: Path, capsys: pytest.CaptureFixture, monkeypatch
 ) -> None:
-    from jobs.index_store import Files
+    from shingling.spark.index_store import Files
 
     def broken(self, src: str, dst: str) -> None:
         raise OSError("the disk went away")
@@ -70,7 +70,7 @@ def test_a_failure_after_the_commit_point_says_it_committed(
     assert (tmp_path / "index" / "_manifest.json").exists()
     monkeypatch.undo()
     # ... and the next run on the index (its first step, under the lock) publishes the partition
-    from jobs.index_store import IndexStore
+    from shingling.spark.index_store import IndexStore
 
     store = IndexStore(spark, str(tmp_path / "index"), str(tmp_path / "pairs"))
     assert store.recover(store.manifest())["pair_partitions_published"] == 1

@@ -15,10 +15,10 @@ from pathlib import Path
 import pytest
 from hostile_helpers import snapshot
 
-from jobs import build_index, nightly
-from jobs import config as config_module
-from jobs.index_store import IndexMismatchError, index_settings
+from shingling import config as config_module
 from shingling.index import MANIFEST, Manifest
+from shingling.spark.index_store import IndexMismatchError, index_settings
+from shingling.spark.jobs import build_index, nightly
 
 DATE = "2026-12-01"
 
@@ -169,7 +169,7 @@ def test_a_truncated_manifest_is_exit_3_naming_it(
 def test_compact_index_refuses_a_file_and_a_truncated_manifest_before_spark(
     tmp_path: Path, capsys: pytest.CaptureFixture
 ) -> None:
-    from jobs import compact_index
+    from shingling.spark.jobs import compact_index
 
     (tmp_path / "notes").write_text("mine\n")
     assert compact_index.main(["--index", str(tmp_path / "notes")]) == 2

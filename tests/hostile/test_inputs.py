@@ -22,7 +22,7 @@ TEXTS = [
 
 
 def run(args: list[str]) -> int:
-    from jobs.near_duplicates import main
+    from shingling.spark.jobs.near_duplicates import main
 
     return main(args)
 
@@ -101,7 +101,7 @@ def test_a_glob_input_and_a_dotted_id_column(
     assert code == 0, capsys.readouterr().err[-3000:]
     assert sorted(pq.read_table(out / "documents")["doc_id"].to_pylist()) == ["d0", "d1", "d2"]
     # dedup reads the same corpus: its output is beside the run's tables, not over them
-    from jobs.dedup import main as dedup
+    from shingling.spark.jobs.dedup import main as dedup
 
     args = ["--input", f"{corpus}/p-*.parquet", "--run", str(out), "--output", str(out / "dedup")]
     code = dedup([*args, "--set", "input.id_column=my.id", "--set", "dedup.keep=smallest_id"])

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-import jobs.near_duplicates as job
-from jobs.errors import ExitCode
-from jobs.io import read_corpus
+import shingling.spark.jobs.near_duplicates as job
+from shingling.errors import ExitCode
+from shingling.spark.io import read_corpus
 
 TEXTS = ["a plain text of several words to sketch", "another plain text of a few words"]
 

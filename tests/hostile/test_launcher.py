@@ -16,7 +16,7 @@ import pyspark
 import pytest
 from testdata import SAMPLE_CORPUS
 
-from jobs import launch
+from shingling.spark import launch
 
 
 @pytest.fixture

@@ -11,7 +11,7 @@ import pyarrow.parquet as pq
 import pytest
 from hostile_helpers import snapshot
 
-from jobs import build_index, nightly
+from shingling.spark.jobs import build_index, nightly
 
 REPO = Path(__file__).resolve().parents[2]
 CORPUS = REPO / "data" / "sample" / "corpus.parquet"
@@ -20,7 +20,7 @@ CORPUS = REPO / "data" / "sample" / "corpus.parquet"
 def test_a_missing_stored_text_names_the_segment(
     spark, tmp_path: Path, capsys: pytest.CaptureFixture
 ) -> None:
-    from jobs.near_duplicates import main
+    from shingling.spark.jobs.near_duplicates import main
 
     corpus = pq.read_table(CORPUS, columns=["doc_id", "text"]).slice(0, 30)
     pq.write_table(corpus, tmp_path / "corpus.parquet")

@@ -18,8 +18,8 @@ import pyarrow.parquet as pq
 import pytest
 from hostile_helpers import snapshot
 
-from jobs.io import AtomicOutput
-from jobs.paths import PathConflictError, check_paths, relation, resolve_uri
+from shingling.spark.io import AtomicOutput
+from shingling.spark.paths import PathConflictError, check_paths, relation, resolve_uri
 
 
 def corpus_file(path: Path) -> Path:
@@ -100,7 +100,7 @@ def _case(entry: str, target: str, tmp: Path) -> tuple[Callable[[list[str]], int
     corpus = corpus_file(data / "corpus" / "part-0.parquet").parent
     (data / "unrelated.txt").write_text("someone's notes beside the corpus")
     if entry == "near_duplicates":
-        from jobs.near_duplicates import main
+        from shingling.spark.jobs.near_duplicates import main
 
         return (
             main,
@@ -108,19 +108,19 @@ def _case(entry: str, target: str, tmp: Path) -> tuple[Callable[[list[str]], int
             data,
         )
     if entry.startswith("dedup"):
-        from jobs.dedup import main
+        from shingling.spark.jobs.dedup import main
 
         run = fake_run(data / "run")
         read = corpus if entry == "dedup-input" else run / "pairs"
         args = ["--input", str(corpus), "--run", str(run), "--output", str(place(read, tmp))]
         return main, [*args, "--overwrite"], data
     if entry == "build_index":
-        from jobs.build_index import main
+        from shingling.spark.jobs.build_index import main
 
         run = fake_run(data / "run")
         args = ["--run", str(run), "--run-date", "2026-12-01"]
         return main, [*args, "--index", str(place(run / "documents", tmp))], data
-    from jobs.nightly import main
+    from shingling.spark.jobs.nightly import main
 
     args = ["--batch", str(corpus), "--run-date", "2026-12-01", "--index", str(tmp / "index")]
     return main, [*args, "--output", str(place(corpus, tmp))], data
@@ -142,7 +142,7 @@ def test_no_job_writes_where_it_reads(
 
 
 def test_the_index_and_the_pair_table_are_apart(tmp_path: Path, capsys) -> None:
-    from jobs.nightly import main
+    from shingling.spark.jobs.nightly import main
 
     batch = corpus_file(tmp_path / "batch.parquet")
     index = tmp_path / "index"
@@ -155,7 +155,7 @@ def test_the_index_and_the_pair_table_are_apart(tmp_path: Path, capsys) -> None:
 def test_odd_output_names_exit_2_before_spark(
     output: str, tmp_path: Path, capsys: pytest.CaptureFixture
 ) -> None:
-    from jobs.near_duplicates import main
+    from shingling.spark.jobs.near_duplicates import main
 
     corpus = corpus_file(tmp_path / "corpus.parquet")
     assert main(["--input", str(corpus), "--output", output]) == 2
@@ -181,7 +181,7 @@ def test_a_dedup_output_inside_the_run_is_allowed(tmp_path: Path) -> None:
 def test_an_existing_foreign_output_is_never_deleted(
     spark, kind: str, overwrite: bool, tmp_path: Path
 ) -> None:
-    from jobs.errors import ConfigError, OutputExistsError
+    from shingling.errors import ConfigError, OutputExistsError
 
     out = tmp_path / "out"
     if kind == "plain file":

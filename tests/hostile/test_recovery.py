@@ -6,7 +6,7 @@ before anything is written or deleted; recovery moves and deletes only paths ins
 marked. Every byte of the user's files outside the job's own output is checked before and after.
 
 Most cases need no Spark: the refusals run before the session starts, and an index is committed
-here by hand through the store (a local index needs no session), as tests/jobs/test_index_store.py
+here by hand through the store (a local index needs no session), as tests/spark/test_index_store.py
 does. One case runs a failing night in process with the session fixture.
 """
 
@@ -21,10 +21,11 @@ import pyarrow.parquet as pq
 import pytest
 from hostile_helpers import claimed, committed, snapshot
 
-from jobs import build_index, compact_index, nightly, session
-from jobs.errors import BadInputError
-from jobs.index_store import OWNER
+from shingling.errors import BadInputError
 from shingling.index import IDENTITY, Manifest, SegmentInfo
+from shingling.spark import session
+from shingling.spark.index_store import OWNER
+from shingling.spark.jobs import build_index, compact_index, nightly
 
 DATE = "2026-12-01"
 
@@ -209,7 +210,7 @@ def test_a_copied_index_never_touches_the_original_pair_table(tmp_path: Path) ->
 
 
 def test_a_segment_id_that_is_a_path_is_never_deleted(tmp_path: Path) -> None:
-    from jobs.index_store import Compaction
+    from shingling.spark.index_store import Compaction
 
     store = claimed(tmp_path / "index", tmp_path / "pairs")
     committed(store, publish=True)

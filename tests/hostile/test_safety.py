@@ -17,8 +17,8 @@ import pyarrow.parquet as pq
 import pytest
 from testdata import SAMPLE_CORPUS
 
-from jobs import config as config_module
-from jobs.errors import ConfigError
+from shingling import config as config_module
+from shingling.errors import ConfigError
 
 REPO = Path(__file__).resolve().parents[2]
 SOURCES = sorted(p for d in ("shingling", "jobs", "bench") for p in (REPO / d).rglob("*.py"))
@@ -78,7 +78,7 @@ def unsafe_uses(tree: ast.AST) -> list[tuple[int, str]]:
 
 
 def test_the_scan_covers_the_code() -> None:
-    assert len(SOURCES) > 20 and REPO / "jobs" / "config.py" in SOURCES
+    assert len(SOURCES) > 20 and REPO / "shingling" / "config.py" in SOURCES
 
 
 @pytest.mark.parametrize("path", SOURCES, ids=lambda p: str(p.relative_to(REPO)))
@@ -117,7 +117,7 @@ SHELL_CHARS = "in put; $(touch ran) & `touch ran` 'q' \"d\" <r> |p| #!~ $HOME %s
 def test_paths_with_shell_metacharacters_are_plain_paths(
     spark, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from jobs.near_duplicates import main
+    from shingling.spark.jobs.near_duplicates import main
 
     monkeypatch.chdir(tmp_path)  # a command run by a shell here would leave ./ran behind
     corpus_dir = tmp_path / SHELL_CHARS

@@ -1,6 +1,6 @@
 """Issue 34 §2 and §4: every setting's value is checked before Spark starts (exit 2, naming it).
 
-Numbers have a range in the one validation table (jobs/config.py RULES); ``[spark]`` values are
+Numbers have a range in the one validation table (shingling/config.py RULES); ``[spark]`` values are
 checked as well as their keys, and none may name a class to load.
 """
 
@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from jobs import config as config_module
-from jobs.errors import ConfigError
+from shingling import config as config_module
+from shingling.errors import ConfigError
 
 
 def numeric_settings() -> list[str]:
@@ -105,7 +105,7 @@ def test_ordinary_spark_values_pass(key: str, value: object) -> None:
 def test_a_bad_spark_value_exits_2_before_spark(
     tmp_path: Path, capsys: pytest.CaptureFixture
 ) -> None:
-    from jobs.near_duplicates import main
+    from shingling.spark.jobs.near_duplicates import main
 
     args = ["--input", str(tmp_path / "c.parquet"), "--output", str(tmp_path / "out")]
     assert main([*args, "--set", 'spark."spark.sql.shuffle.partitions"=0']) == 2

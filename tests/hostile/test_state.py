@@ -19,9 +19,10 @@ from hostile_helpers import snapshot
 from hypothesis import given
 from hypothesis import strategies as st
 
-from jobs import build_index, nightly, session
-from jobs import config as config_module
-from jobs.errors import ConfigError
+from shingling import config as config_module
+from shingling.errors import ConfigError
+from shingling.spark import session
+from shingling.spark.jobs import build_index, nightly
 
 # -- a run date far ahead ------------------------------------------------------------------------
 
@@ -74,7 +75,7 @@ def test_a_date_a_day_or_two_ahead_and_a_date_allowed_by_flag_pass_the_checks(
 
 
 def test_the_api_refuses_a_date_far_ahead_too(tmp_path: Path) -> None:
-    from jobs.api import nightly as api_nightly
+    from shingling.spark.api import nightly as api_nightly
 
     with pytest.raises(ConfigError, match="--allow-future-date"):
         api_nightly(

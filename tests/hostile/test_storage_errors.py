@@ -10,8 +10,8 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from jobs import nightly
-from jobs.session import run_job
+from shingling.spark.jobs import nightly
+from shingling.spark.session import run_job
 
 REPO = Path(__file__).resolve().parents[2]
 CORPUS = REPO / "data" / "sample" / "corpus.parquet"
@@ -45,7 +45,7 @@ def test_a_storage_error_in_spark_is_one_line(spark, capsys: pytest.CaptureFixtu
 def test_a_full_disk_at_the_commit_leaves_the_index_as_it_was(
     spark, tmp_path: Path, capsys: pytest.CaptureFixture, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from jobs.io import Files
+    from shingling.spark.io import Files
 
     pq.write_table(
         pq.read_table(CORPUS, columns=["doc_id", "text"]).slice(0, 20), tmp_path / "b.parquet"

@@ -20,11 +20,11 @@ import pyarrow.parquet as pq
 import pytest
 from hostile_helpers import claimed, committed, snapshot
 
-from jobs import config as config_module
-from jobs import nightly, undo_night
-from jobs.index_store import TEST_HOOK_ENV, UndoRefusedError
-from jobs.io import Files
+from shingling import config as config_module
 from shingling.index import Manifest, SegmentInfo
+from shingling.spark.index_store import TEST_HOOK_ENV, UndoRefusedError
+from shingling.spark.io import Files
+from shingling.spark.jobs import nightly, undo_night
 
 REPO = Path(__file__).resolve().parents[2]
 CORPUS = REPO / "data" / "sample" / "corpus.parquet"
@@ -201,7 +201,7 @@ def test_a_user_folder_is_refused_before_anything(
 
 UNDO = """
 import sys
-from jobs.undo_night import undo
+from shingling.spark.jobs.undo_night import undo
 undo(None, index_path=sys.argv[1], pairs_path=sys.argv[2], run_date="2026-12-02")
 """
 
@@ -252,7 +252,7 @@ def test_a_failure_before_the_commit_puts_the_partition_back(
     def broken(self, new) -> None:  # noqa: ANN001 - the store's signature
         raise OSError("the disk went away")
 
-    monkeypatch.setattr("jobs.index_store.IndexStore.swap_manifest", broken)
+    monkeypatch.setattr("shingling.spark.index_store.IndexStore.swap_manifest", broken)
     with pytest.raises(OSError, match="the disk went away"):
         undo_night.undo(
             None, index_path=str(root / "index"), pairs_path=str(root / "pairs"),

@@ -24,7 +24,7 @@ from shingling.sketch import shingle_hashes, sketch, tokens
 
 CJK_SAMPLES = Path(sysconfig.get_paths()["stdlib"]) / "test" / "cjkencodings"
 LOCALES = Path("/usr/share/locale")
-# the job's default cut (jobs/default.toml, pairs.threshold) and the width the docs advise for chars
+# the job's default cut (shingling/default.toml, pairs.threshold) and the width the docs advise for chars
 THRESHOLD = 0.6
 CHAR_WIDTH = 5
 # letters of the script each locale is written in (Latin placeholders and commands excluded)

@@ -47,7 +47,7 @@ needs_chromium = pytest.mark.skipif(
 @pytest.fixture(scope="module")
 def run(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     """A real run on 150 sample documents and 16 copies of a hostile one; (output, corpus)."""
-    from jobs.near_duplicates import main as run_job
+    from shingling.spark.jobs.near_duplicates import main as run_job
 
     work = tmp_path_factory.mktemp("report")
     sample = pq.read_table(CORPUS, columns=["doc_id", "text"]).slice(0, N_DOCS).to_pylist()

@@ -1,0 +1,441 @@
+"""From a run's pairs to a decision: which documents to keep, and a deduplicated corpus.
+
+    spark-submit --properties-file conf/spark-local.conf --py-files dist/shingling.zip \\
+        jobs/dedup.py --input corpus.parquet --run out/ --output dedup/ [--config conf/x.toml] \\
+        [--set dedup.keep=smallest_id] [--overwrite]
+
+``--run`` is the output of jobs/near_duplicates.py on the same corpus, made with pairs.verify =
+true (exact Jaccard); its [input], [sketch] and [pairs] settings are taken from its config.toml.
+The decision (shingling/decision.py, computed by shingling/spark/decide.py): every removed document has a kept
+near-duplicate, and no two kept documents are near-duplicates. Writes, atomically (all or
+nothing) under ``--output``:
+
+- ``removed/``: each removed document, the kept document it was removed in favour of, and the
+  exact figures of their pair;
+- ``clusters/``: (doc_id, cluster_id, cluster_size): each kept document that others were removed
+  in favour of (cluster_id is its id), and those documents;
+- ``corpus/``: the input without the removed documents, same columns;
+- ``components/``: with clusters.components, the connected components (analysis only);
+- ``summary.json``: the run summary; ``config.toml``: the resolved config.
+
+Every table is hash-partitioned (spark.sql.shuffle.partitions parts) and sorted on its key, so the
+same input, config and Spark settings give the same files byte for byte.
+
+Exit codes: 0 done, 1 internal failure (or rounds past their bound), 2 bad arguments or config,
+3 bad input (an estimate-only run among them), 4 output exists.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+import time
+import tomllib
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from pyspark.sql import Column, DataFrame, SparkSession, Window
+from pyspark.sql import functions as F
+
+from shingling import config as config_module
+from shingling.decision import EXCERPT, KEPT
+from shingling.errors import EXIT_CODES_HELP, BadInputError, ConfigError
+from shingling.spark.connected_components import CLUSTER_ID, CLUSTER_SIZE, connected_components
+from shingling.spark.decide import DECISION_RELATION, KEPT_ID, decisions, linked_ids, usable_links
+from shingling.spark.io import (
+    AtomicOutput,
+    check_job_paths,
+    path_exists,
+    quoted,
+    read_corpus,
+    read_input,
+)
+from shingling.spark.keep import (
+    deduplicated_corpus,
+    keep_key,
+    keep_keys,
+    kept_clusters,
+    removed_documents,
+)
+from shingling.spark.paths import is_local, local_part
+from shingling.spark.run_checks import check_corpus_texts
+from shingling.spark.schemas import DOC_A, DOC_ID, EXACT
+from shingling.spark.session import Steps, Work, run_main
+
+log = logging.getLogger("shingling")
+
+# The sections that describe how the run's pairs were made: they come from the run, not from here.
+RUN_SECTIONS = ("input", "sketch", "pairs")
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        prog="dedup",
+        description="Cluster a run's near-duplicate pairs and write a deduplicated corpus.",
+        epilog=EXIT_CODES_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--input", required=True, help="Parquet file or directory of the corpus")
+    parser.add_argument("--run", required=True, help="output directory of jobs/near_duplicates.py")
+    parser.add_argument("--output", required=True, help="output directory (written atomically)")
+    config_module.add_config_arguments(parser)
+    return parser.parse_args(argv)
+
+
+def _toml_value(value: Any) -> str:
+    """A setting's value written as TOML, for a section.key=value override."""
+    if isinstance(value, bool):
+        return str(value).lower()
+    return json.dumps(value) if isinstance(value, str) else repr(value)
+
+
+def run_format(run_path: str) -> str | None:
+    """The run's input.format, when its config.toml is on this machine (None: not known here)."""
+    path = Path(local_part(run_path)) / "config.toml"
+    if not is_local(run_path) or not path.is_file():
+        return None
+    try:
+        return str(tomllib.loads(path.read_text(encoding="utf-8")).get("input", {}).get("format"))
+    except (OSError, ValueError):
+        return None
+
+
+def run_settings(run_config: dict[str, Any]) -> list[str]:
+    """The run's [input], [sketch] and [pairs] settings as section.key=value overrides.
+
+    A run made before pairs were verified has no ``pairs.verify``: its scores are estimates.
+
+    >>> run_settings({"pairs": {"threshold": 0.7}, "spark": {"x": "1"}})
+    ['pairs.threshold=0.7', 'pairs.verify=false']
+    """
+    pairs = run_config.get("pairs", {})
+    older = [] if "verify" in pairs or not pairs else ["pairs.verify=false"]
+    return [
+        f"{section}.{key}={_toml_value(value)}"
+        for section in RUN_SECTIONS
+        for key, value in run_config.get(section, {}).items()
+    ] + older
+
+
+def check_not_overriding_run(
+    config_path: str | None, overrides: list[str], run_config: dict[str, Any]
+) -> None:
+    """Refuse settings of the run's own sections that differ from the run's: they cannot apply."""
+    given: dict[str, Any] = {}
+    if config_path is not None and Path(config_path).is_file():
+        try:
+            user = tomllib.loads(Path(config_path).read_text(encoding="utf-8"))
+        except tomllib.TOMLDecodeError:
+            user = {}  # config.load reports it
+        for section in RUN_SECTIONS:
+            for key, value in user.get(section, {}).items():
+                given[f"{section}.{key}"] = value
+    for item in overrides:
+        name = item.partition("=")[0].strip()
+        if name.partition(".")[0] in RUN_SECTIONS:
+            given[name] = config_module._parse_override(item)[2]
+    for name, value in given.items():
+        section, _, key = name.partition(".")
+        if run_config.get(section, {}).get(key, value) != value:
+            raise ConfigError(
+                f"{name} = {value!r} differs from the run's {run_config[section][key]!r}: [input],"
+                " [sketch] and [pairs] come from the run's config.toml;"
+                " rerun near_duplicates to change them"
+            )
+
+
+def read_text_file(spark: SparkSession, path: str) -> str:
+    """A small text file's content, through Spark (so any file system works)."""
+    row = spark.read.text(path, wholetext=True).first()
+    return "" if row is None else str(row[0])
+
+
+def read_run_config(spark: SparkSession, run_path: str) -> dict[str, Any]:
+    """The run's config.toml, parsed; BadInputError if the run is incomplete."""
+    run_path = run_path.rstrip("/")
+    for part in ("pairs", "config.toml"):
+        if not path_exists(spark, f"{run_path}/{part}"):
+            raise BadInputError(
+                f"{run_path}/{part} does not exist:"
+                " --run must be the output of jobs/near_duplicates.py"
+            )
+    try:
+        return tomllib.loads(read_text_file(spark, f"{run_path}/config.toml"))
+    except tomllib.TOMLDecodeError as e:
+        raise BadInputError(f"{run_path}/config.toml is not valid TOML: {e}") from e
+
+
+def dedup_reads(input_path: str, run_path: str) -> dict[str, str | None]:
+    """The paths dedup reads: its output must be apart from each (shingling/spark/paths.py)."""
+    run_path = run_path.rstrip("/") or run_path
+    return {
+        "--input": input_path,
+        "the run's pairs (--run)": f"{run_path}/pairs",
+        "the run's documents (--run)": f"{run_path}/documents",
+        "the run's config (--run)": f"{run_path}/config.toml",
+    }
+
+
+_COALESCE = "spark.sql.adaptive.coalescePartitions.enabled"
+
+
+def write_sorted(df: DataFrame, path: str, keys: list[str | Column], *, partitions: int) -> None:
+    """Write hash-partitioned on the first key and sorted by all: same rows, same files, same bytes.
+
+    Adaptive execution would merge small partitions by their shuffled bytes, which vary with the
+    order rows arrive in; it is off for these writes so each row's file depends on its key alone.
+    """
+    spark = df.sparkSession
+    previous = spark.conf.get(_COALESCE, "true") or "true"
+    spark.conf.set(_COALESCE, "false")
+    try:
+        df.repartition(partitions, keys[0]).sortWithinPartitions(*keys).write.parquet(path)
+    finally:
+        spark.conf.set(_COALESCE, previous)
+
+
+def check_documents_present(clusters: DataFrame, corpus: DataFrame, *, id_column: str) -> None:
+    """Refuse a corpus that lacks documents of the run's pairs: it is not the run's corpus."""
+    ids = corpus.select(corpus[quoted(id_column)].alias(DOC_ID))
+    missing = [
+        r[DOC_ID]
+        for r in clusters.join(ids, DOC_ID, "left_anti").orderBy(DOC_ID).limit(5).collect()
+    ]
+    if missing:
+        raise BadInputError(
+            "documents of the run's pairs are not in the corpus (is --input the corpus of --run?);"
+            f" missing ids include {', '.join(map(repr, missing))}"
+        )
+
+
+def is_exact_run(run_config: dict[str, Any]) -> bool:
+    """Whether the run verified its pairs (pairs.verify, the default since 2026-12-02)."""
+    return bool(run_config.get("pairs", {}).get("verify", False))
+
+
+def check_exact_run(run_config: dict[str, Any], run_path: str) -> None:
+    """Refuse an estimate-only run: its jaccard is an estimate, and the contract is stated on
+    exact Jaccard (a document could be removed for a pair whose estimate came out high)."""
+    if not is_exact_run(run_config):
+        raise BadInputError(
+            f"{run_path} was made with pairs.verify = false: its jaccard is an estimate, and dedup"
+            " removes a document only for a pair at the cut by exact Jaccard; rerun near-duplicates"
+            " with pairs.verify = true (the default)"
+        )
+
+
+def count_decisions(decided: DataFrame) -> dict[str, Any]:
+    """Kept and removed documents of the decision, by relation: one aggregate."""
+    row = decided.agg(
+        F.count_if(F.col(DECISION_RELATION) == F.lit(KEPT)).alias("kept"),
+        F.count_if(F.col(DECISION_RELATION) != F.lit(KEPT)).alias("removed"),
+        F.count_if(F.col(EXACT)).alias("exact"),
+        F.count_if(F.col(DECISION_RELATION) == F.lit(EXCERPT)).alias("excerpts"),
+        F.max(F.col("_in_favour")).alias("largest"),
+    ).first()
+    assert row is not None
+    return {
+        "documents_decided": int(row["kept"]) + int(row["removed"]),
+        "kept": int(row["kept"]),
+        "removed": int(row["removed"]),
+        "removed_exact_duplicates": int(row["exact"]),
+        "removed_excerpts": int(row["excerpts"]),
+        "largest_cluster": int(row["largest"] or 0),
+    }
+
+
+def count_components(components: DataFrame) -> dict[str, Any]:
+    """The connected components of the same graph: what one-kept-per-component would remove."""
+    row = components.agg(
+        F.count(F.lit(1)).alias("documents"),
+        F.countDistinct(CLUSTER_ID).alias("components"),
+        F.max(CLUSTER_SIZE).alias("largest"),
+    ).first()
+    assert row is not None
+    return {
+        "components": int(row["components"]),
+        "documents_in_components": int(row["documents"]),
+        "largest_component": int(row["largest"] or 0),
+        "would_remove": int(row["documents"]) - int(row["components"]),
+    }
+
+
+def run(
+    spark: SparkSession, cfg: config_module.Config, input_path: str, run_path: str, output_path: str
+) -> dict[str, Any]:
+    """Read the run and the corpus, decide, write; returns the run summary."""
+    started = time.monotonic()
+    run_path = run_path.rstrip("/")
+    cut = max(cfg.clusters.min_jaccard, cfg.pairs.threshold)
+    containment_cut = cfg.pairs.containment_threshold if cfg.sketch.sample_mod > 0 else None
+    summary: dict[str, Any] = {
+        "job": "dedup",
+        "input": input_path,
+        "run": run_path,
+        "output": output_path,
+        "started_at": datetime.now(UTC).isoformat(timespec="seconds"),
+        "cut": cut,
+        "containment_cut": containment_cut,
+    }
+    seconds: dict[str, float] = {}
+    partitions = int(spark.conf.get("spark.sql.shuffle.partitions") or "200")
+    id_column, text_column = cfg.input.id_column, cfg.input.text_column
+    out = AtomicOutput(
+        spark,
+        output_path,
+        overwrite=cfg.output.overwrite,
+        job="dedup",
+        reads=dedup_reads(input_path, run_path),
+    )
+    try:
+        texts = read_corpus(
+            spark,
+            input_path,
+            id_column=id_column,
+            text_column=text_column,
+            input_format=cfg.input.format,
+        )
+        corpus = read_input(spark, input_path, cfg.input.format)
+        pairs = spark.read.parquet(f"{run_path}/pairs")
+        if pairs.schema[DOC_A].dataType != texts.schema[DOC_ID].dataType:
+            raise BadInputError(
+                f"the run's ids are {pairs.schema[DOC_A].dataType.simpleString()}, the corpus's"
+                f" {id_column!r} is {texts.schema[DOC_ID].dataType.simpleString()}:"
+                " not the run's corpus"
+            )
+        # the decision stands on the run's texts: the corpus must hold them (those it decides on)
+        linked = linked_ids(usable_links(pairs, cut=cut, containment_cut=containment_cut))
+        check_corpus_texts(
+            texts.join(linked, DOC_ID, "left_semi"),
+            spark.read.parquet(f"{run_path}/documents").join(linked, DOC_ID, "left_semi"),
+            unit=cfg.sketch.unit,
+            source=input_path,
+        )
+        key = keep_key(corpus, keep=cfg.dedup.keep, text_column=text_column)
+        steps = Steps(spark, 3 + cfg.clusters.components)
+
+        stage = time.monotonic()
+        steps.start("deciding", f"keep {cfg.dedup.keep} first, cut {cut:.3f}")
+        keys = None if key is None else keep_keys(corpus, id_column=id_column, key=key)
+        decided = decisions(
+            pairs,
+            keys,
+            cut=cut,
+            containment_cut=containment_cut,
+            descending=cfg.dedup.keep_order == "desc",
+            max_rounds=cfg.dedup.max_rounds,
+            finish_edges=cfg.dedup.finish_edges,
+            component_rounds=cfg.clusters.max_rounds,
+        )
+        write_sorted(decided.decisions, out.table("decisions"), [DOC_ID], partitions=partitions)
+        table = spark.read.parquet(out.table("decisions"))
+        check_documents_present(table, corpus, id_column=id_column)
+        write_sorted(
+            kept_clusters(table), out.table("clusters"), [CLUSTER_ID, DOC_ID], partitions=partitions
+        )
+        write_sorted(
+            removed_documents(table), out.table("removed"), [DOC_ID], partitions=partitions
+        )
+        in_favour = table.withColumn(
+            "_in_favour", F.count(F.lit(1)).over(Window.partitionBy(KEPT_ID))
+        )
+        summary["decision"] = {
+            "rounds": decided.rounds,
+            "finished_in_one_task": decided.finished_edges,
+            **count_decisions(in_favour),
+        }
+        out.files.delete(out.table("decisions"))  # clusters/ and removed/ hold it all
+        seconds["decide"] = time.monotonic() - stage
+        steps.done(json.dumps(summary["decision"]))
+
+        stage = time.monotonic()
+        steps.start("connected components, for comparison")
+        links = usable_links(pairs, cut=cut, containment_cut=containment_cut)
+        components = connected_components(links, max_rounds=cfg.clusters.max_rounds)
+        if cfg.clusters.components:
+            write_sorted(
+                components.clusters,
+                out.table("components"),
+                [CLUSTER_ID, DOC_ID],
+                partitions=partitions,
+            )
+            found = spark.read.parquet(out.table("components"))
+        else:
+            found = components.clusters
+        summary["components"] = {"rounds": components.rounds, **count_components(found)}
+        seconds["components"] = time.monotonic() - stage
+        steps.done(json.dumps(summary["components"]))
+
+        stage = time.monotonic()
+        steps.start("writing the deduplicated corpus")
+        removed = spark.read.parquet(out.table("removed"))
+        write_sorted(
+            deduplicated_corpus(corpus, removed, id_column=id_column),
+            out.table("corpus"),
+            [corpus[quoted(id_column)], corpus[quoted(text_column)]],
+            partitions=partitions,
+        )
+        written = spark.read.parquet(out.table("corpus")).count()
+        removed_count = summary["decision"]["removed"]
+        summary["corpus"] = {
+            "read": written + removed_count,
+            "written": written,
+            "removed": removed_count,
+            "removed_exact_duplicates": summary["decision"]["removed_exact_duplicates"],
+        }
+        seconds["corpus"] = time.monotonic() - stage
+        steps.done(json.dumps(summary["corpus"]))
+        seconds["total"] = time.monotonic() - started
+        summary["stage_seconds"] = {name: round(value, 2) for name, value in seconds.items()}
+        summary["finished_at"] = datetime.now(UTC).isoformat(timespec="seconds")
+        summary["status"] = "succeeded"
+        summary["config"] = cfg.to_dict()
+        out.write_text("config.toml", config_module.to_toml(cfg))
+        out.write_json("summary.json", summary)
+        out.commit()
+    except BaseException:
+        out.abort()
+        raise
+    return summary
+
+
+def main(argv: list[str] | None = None) -> int:
+    def prepare(args: argparse.Namespace) -> tuple[dict[str, str], Work]:
+        given = config_module.load(args.config, args.set)  # bad settings fail before Spark starts
+        # the run's input.format applies; a JSON Lines input is checked when it is read
+        json_input = given.input.format == "jsonl" or run_format(args.run) == "jsonl"
+        check_job_paths(
+            {"--output": args.output},
+            dedup_reads(args.input, args.run),
+            parquet=() if json_input else (args.input,),
+        )
+
+        def work(spark: SparkSession) -> dict[str, Any]:
+            run_config = read_run_config(spark, args.run)
+            check_exact_run(run_config, args.run)
+            check_not_overriding_run(args.config, args.set, run_config)
+            overrides = [
+                *args.set,
+                *run_settings(run_config),
+                *(["output.overwrite=true"] if args.overwrite else []),
+            ]
+            cfg = config_module.load(args.config, overrides)
+            log.info("%s", config_module.describe(cfg))
+            return run(spark, cfg, args.input, args.run, args.output)
+
+        return given.spark, work
+
+    return run_main(
+        "shingling dedup",
+        argv,
+        parse_args,
+        prepare,
+        failed="the run failed; the output was not written",
+    )
+
+
+if __name__ == "__main__":
+    sys.exit(main())

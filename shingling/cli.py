@@ -722,9 +722,25 @@ def version() -> str:
         return "unknown (not installed)"
 
 
+def missing_spark() -> str | None:
+    """The first module of the ``spark`` extra this Python lacks (pandas: pyspark's Arrow
+    functions need it), or None."""
+    from importlib.util import find_spec
+
+    return next((name for name in ("pyspark", "pandas") if find_spec(name) is None), None)
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv[:1] == ["run"]:  # the job's own parser reads the rest (and answers --help)
+        missing = missing_spark()
+        if missing:
+            print(
+                f"error: `shingling run` needs Spark, and {missing} is not installed:"
+                " pip install 'shingling[spark]'",
+                file=sys.stderr,
+            )
+            return int(ExitCode.FAILED)
         from shingling.spark import launch
 
         if len(argv) < 2 or argv[1] in ("-h", "--help"):

@@ -13,8 +13,8 @@ What the launcher does that a bare ``spark-submit`` line needs by hand:
    the Spark used must be the pyspark's version (its ``spark-core`` jar), or the launcher stops
    (exit 1) instead of running a stand-in; and makes this Python the driver's and the workers';
 3. packs the installed ``shingling`` package into the code archive (``--py-files``);
-4. passes ``conf/spark-local.conf`` from the checkout (the machine's sizes) unless the options
-   after ``--`` name a properties file or a master; and turns Spark's progress bars off when the
+4. passes ``conf/spark-local.conf`` (the machine's sizes and logging; installed with the package)
+   unless the options after ``--`` name a properties file or a master; and turns Spark's progress bars off when the
    output is not a terminal, so a log file reads as the job's named steps.
 
 The spark-submit lines in docs/cluster.md stay the way to run on a cluster's own Spark.
@@ -54,7 +54,33 @@ JOBS = {
     "undo-night": "shingling.spark.jobs.undo_night",
 }
 PACKAGES = ("shingling",)
-LOCAL_PROPERTIES = Path(__file__).resolve().parents[2] / "conf" / "spark-local.conf"
+PROPERTIES, LOG4J = "spark-local.conf", "log4j2.properties"
+LOG4J_OPTION = re.compile(r"-Dlog4j2\.configurationFile=\S+")
+
+
+def local_conf() -> Path | None:
+    """The directory of the local-mode Spark properties and logging: installed inside the package
+    (``shingling/spark/conf/``, from the checkout's ``conf/``), or the checkout's ``conf/`` itself
+    (an editable install, a source tree); None if neither is there."""
+    here = Path(__file__).resolve().parent
+    for where in (here / "conf", here.parents[1] / "conf"):
+        if (where / PROPERTIES).is_file():
+            return where
+    return None
+
+
+def local_properties(scratch: Path) -> Path | None:
+    """``conf/spark-local.conf`` written into ``scratch`` with its logging file named by absolute
+    path (the file names it relative to the checkout, where ``make`` runs), so a run from any
+    directory logs as one from the checkout does."""
+    where = local_conf()
+    if where is None:
+        return None
+    text = (where / PROPERTIES).read_text(encoding="utf-8")
+    option = f"-Dlog4j2.configurationFile={(where / LOG4J).as_posix()}"
+    dest = scratch / PROPERTIES
+    dest.write_text(LOG4J_OPTION.sub(lambda _: option, text), encoding="utf-8")
+    return dest
 
 
 def spark_home() -> Path:
@@ -219,9 +245,10 @@ def sets_local_dir(submit_args: list[str]) -> bool:
     if any("spark.local.dir" in a for a in submit_args):
         return True
     named = option(submit_args, "--properties-file")
-    properties = Path(named) if named else LOCAL_PROPERTIES
+    where = local_conf()
+    properties = Path(named) if named else (where / PROPERTIES if where else None)
     try:
-        return "spark.local.dir" in properties.read_text(encoding="utf-8")
+        return properties is not None and "spark.local.dir" in properties.read_text("utf-8")
     except OSError:
         return False
 
@@ -229,11 +256,14 @@ def sets_local_dir(submit_args: list[str]) -> bool:
 def submit_command(
     script: Path, job_args: list[str], submit_args: list[str], archive: Path
 ) -> list[str]:
-    """The spark-submit line that runs ``script``."""
+    """The spark-submit line that runs ``script``; the local properties are written beside the
+    code archive."""
     cmd = [str(spark_home() / "bin" / "spark-submit")]
     named = " ".join(submit_args)
-    if LOCAL_PROPERTIES.is_file() and "--properties-file" not in named and "--master" not in named:
-        cmd += ["--properties-file", str(LOCAL_PROPERTIES)]
+    if "--properties-file" not in named and "--master" not in named:
+        properties = local_properties(archive.parent)
+        if properties is not None:
+            cmd += ["--properties-file", str(properties)]
     if not sys.stderr.isatty():
         cmd += ["--conf", "spark.ui.showConsoleProgress=false"]
     return [*cmd, *submit_args, "--py-files", str(archive), str(script), *job_args]

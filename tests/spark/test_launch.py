@@ -25,9 +25,9 @@ def fresh_shell_env(**extra: str) -> dict[str, str]:
     return {**env, **extra}
 
 
-def shingling(*args: str, **env: str) -> subprocess.CompletedProcess:
+def shingling(*args: str, cwd: Path = ROOT, **env: str) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [str(SCRIPT), *args], cwd=ROOT, env=fresh_shell_env(**env), capture_output=True, text=True
+        [str(SCRIPT), *args], cwd=cwd, env=fresh_shell_env(**env), capture_output=True, text=True
     )
 
 
@@ -103,11 +103,40 @@ def test_the_archive_holds_the_package_and_its_defaults(tmp_path: Path) -> None:
     assert not any(name.startswith("jobs/") for name in names)
 
 
+def test_the_local_properties_name_their_logging_by_absolute_path(tmp_path: Path) -> None:
+    where = launch.local_conf()
+    assert where is not None
+    written = launch.local_properties(tmp_path).read_text()
+    assert f"-Dlog4j2.configurationFile={where / 'log4j2.properties'}" in written
+    assert "spark.master" in written and "=conf/" not in written
+
+
+def test_shingling_run_without_spark_says_what_to_install() -> None:
+    # a Python that has this project but neither pyspark nor pandas visible
+    code = (
+        "import sys, importlib.util as u\n"
+        "real = u.find_spec\n"
+        "u.find_spec = lambda name, *a: None if name in ('pyspark', 'pandas') else real(name, *a)\n"
+        "from shingling.cli import main\n"
+        "sys.exit(main(['run', 'near-duplicates', '--help']))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 1
+    assert "pip install 'shingling[spark]'" in done.stderr and "pyspark" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
 @pytest.mark.spark
 def test_the_job_runs_from_a_fresh_shell_as_printed(tmp_path: Path) -> None:
     out = tmp_path / "out"
-    done = shingling("run", "near-duplicates", "--input", str(SAMPLE_CORPUS), "--output", str(out))
+    elsewhere = tmp_path / "elsewhere"  # not the checkout: the local properties come along
+    elsewhere.mkdir()
+    done = shingling(
+        "run", "near-duplicates", "--input", str(SAMPLE_CORPUS), "--output", str(out), cwd=elsewhere
+    )
     assert done.returncode == 0, done.stderr[-3000:]
+    # conf/log4j2.properties found from another directory: Spark's INFO lines stay out
+    assert " INFO " not in done.stderr, done.stderr[:2000]
     summary = json.loads((out / "summary.json").read_text())
     assert summary["status"] == "succeeded" and summary["pairs"]["scores"] == "exact"
     # not a terminal: no progress bars in the log

@@ -162,32 +162,11 @@ def deduplicate(
     ).decisions
 
 
-def clusters(
-    pairs: DataFrame,
-    corpus: DataFrame | None = None,
-    *,
-    id_col: str = DOC_ID,
-    text_col: str = TEXT,
-    keep: str | None = None,
-    keep_order: str | None = None,
-    min_jaccard: float | None = None,
-    containment_threshold: float | None = None,
-) -> DataFrame:
+def clusters(decisions: DataFrame) -> DataFrame:
     """:func:`deduplicate`'s decision -> (doc_id, cluster_id, cluster_size), as ``jobs/dedup.py``
     writes ``clusters/``: each kept document that others were removed in favour of
-    (cluster_id = its id) and those documents."""
-    return kept_clusters(
-        deduplicate(
-            pairs,
-            corpus,
-            id_col=id_col,
-            text_col=text_col,
-            keep=keep,
-            keep_order=keep_order,
-            min_jaccard=min_jaccard,
-            containment_threshold=containment_threshold,
-        )
-    )
+    (cluster_id = its id) and those documents. No Spark job runs here."""
+    return kept_clusters(decisions)
 
 
 def components(
@@ -226,14 +205,3 @@ def nightly(
     return nightly_job.run(
         spark, cfg, batch_path=batch, index_path=index, pairs_path=output, run_date=run_date
     )
-
-
-__all__ = [
-    "Cache",
-    "clusters",
-    "components",
-    "deduplicate",
-    "near_duplicates",
-    "nightly",
-    "sketches",
-]

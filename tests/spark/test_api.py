@@ -1,4 +1,4 @@
-"""shingling.spark.api: the DataFrame API gives the job's pair table, in the caller's session."""
+"""shingling.spark: the DataFrame API gives the job's tables, in the caller's session."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from testdata import SAMPLE_CORPUS
 import shingling.spark.jobs.dedup as dedup_job
 import shingling.spark.jobs.near_duplicates as job
 from shingling.errors import ConfigError, ExitCode
-from shingling.spark.api import (
+from shingling.spark import (
     clusters,
     components,
     deduplicate,
@@ -83,7 +83,7 @@ def test_the_api_decision_clusters_and_components_are_those_dedup_writes(
     removed = spark.read.parquet(str(deduped / "removed"))
     got_removed = decided.where("relation != 'kept'").select(*removed.columns)
     assert rows(got_removed) == rows(removed) and rows(removed)
-    got = clusters(pairs, table, id_col="url", text_col="body")
+    got = clusters(decided)
     expected = spark.read.parquet(str(deduped / "clusters"))
     assert rows(got.select(*expected.columns)) == rows(expected) and rows(expected)
     found = components(pairs)

@@ -28,6 +28,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.dataset as ds
 
+from shingling import config
 from shingling.estimators import jaccard, union_sample
 from shingling.exit_codes import EXIT_CODES_HELP, ExitCode
 from shingling.index import (
@@ -192,8 +193,8 @@ def open_source(path: Path) -> Source:
             raise InputError(f"cannot open the index at {path}: corrupt {MANIFEST}: {e!r}") from e
         return Source("index", reader, None, dict(reader.manifest.settings))
     if (path / RUN_DOCUMENTS).is_dir():
-        config = run_settings(path)
-        settings = {**config.get("sketch", {}), **config.get("pairs", {})}
+        saved = run_settings(path)
+        settings = {**saved.get("sketch", {}), **saved.get("pairs", {})}
         return Source("run", None, path / RUN_DOCUMENTS, settings)
     raise InputError(
         f"nothing to query at {path}: expected an index (holding {MANIFEST}) "
@@ -206,7 +207,9 @@ def query(args: argparse.Namespace) -> int:
     width = int(args.width or source.settings.get("width", DEFAULT_WIDTH))
     k = int(args.k or source.settings.get("k", DEFAULT_K))
     threshold = float(
-        args.threshold if args.threshold is not None else source.settings.get("threshold", 0.6)
+        args.threshold
+        if args.threshold is not None
+        else source.settings.get("threshold", config.load().pairs.threshold)
     )
     unit = str(source.settings.get("unit", "words"))
     sample_mod = int(source.settings.get("sample_mod", 0))

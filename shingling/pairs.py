@@ -18,6 +18,7 @@ from __future__ import annotations
 import itertools
 import math
 from collections import defaultdict
+from collections.abc import Sequence
 from typing import Any
 
 from shingling.estimators import containment, jaccard, matches
@@ -55,6 +56,24 @@ def sizes_may_reach(size_a: int, size_b: int, threshold: float) -> bool:
     (True, False)
     """
     return min(size_a, size_b) / max(size_a, size_b, 1) >= threshold - SLACK
+
+
+def may_reach(sketch_a: Sequence[int], sketch_b: Sequence[int], k: int, threshold: float) -> bool:
+    """Whether two sketches (ascending hashes) may have a Jaccard estimate of ``threshold``: a
+    cheap, lossless test run on a posting's pairs before the estimate.
+
+    The estimate's sample is the k smallest hashes of the union of the two bottom-k parts (all of
+    it when both are whole sets), so it holds at least min(k, max(|Sa|, |Sb|)) hashes, and its
+    shared ones are among the hashes both parts hold. A pair whose parts share fewer than the
+    threshold's share of that size cannot reach it. Most pairs met through a prefix hash share
+    that one hash and little else (two documents quoting one sentence).
+
+    >>> may_reach([1, 2, 3, 4], [1, 2, 3, 5], 4, 0.6), may_reach([1, 2, 3, 4], [1, 6, 7, 8], 4, 0.6)
+    (True, False)
+    """
+    part_a, part_b = sketch_a[:k], sketch_b[:k]
+    sample = min(k, max(len(part_a), len(part_b)))
+    return len(set(part_a) & set(part_b)) >= min_shared(sample, threshold)
 
 
 #: What :func:`relation_code` returns, as the pair table spells it (code 0: not a pair).

@@ -603,8 +603,7 @@ def _signatures_may_reach(
 def _may_reach(
     va: Any, oa: Any, a: int, vb: Any, ob: Any, b: int, k: int, threshold: float
 ) -> bool:
-    """The test of ``shingling.spark.transforms.may_reach``: whether rows a and b share enough hashes of their
-    bottom-k parts to reach ``threshold``."""
+    """:func:`shingling.pairs.may_reach` of rows a and b (equal: tests/shingling/fast)."""
     a0, b0 = oa[a], ob[b]
     ka1, kb1 = min(oa[a + 1], a0 + k), min(ob[b + 1], b0 + k)
     need = _min_shared(min(k, max(ka1 - a0, kb1 - b0)), threshold)
@@ -671,7 +670,7 @@ def _score_postings(
 ) -> tuple[Any, Any, Any, Any, Any, Any, Any, Any]:
     """Every pair of rows with the same hash (rows sorted by hash), tested and scored.
 
-    The arithmetic of ``shingling.spark.transforms.may_reach`` and ``score_sketch_pairs`` (and of
+    The arithmetic of :func:`shingling.pairs.may_reach` and ``score_sketch_pairs`` (and of
     :mod:`shingling.estimators`), on sketches as sorted runs of ``values`` (row i's sketch is
     ``values[offsets[i]:offsets[i + 1]]``).
 

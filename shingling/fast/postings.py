@@ -141,7 +141,7 @@ def score_table(
 
     A pair is scored in each posting it is met in, but where the rows carry ``earlier``
     (:func:`prefix_rows`) only in the first one, by the prefix order. Without ``containment_threshold`` the pairs
-    that cannot reach ``threshold`` (see ``shingling.spark.transforms.may_reach``) are dropped unscored. A
+    that cannot reach ``threshold`` (:func:`shingling.pairs.may_reach`) are dropped unscored. A
     posting of more than ``max_posting`` rows (0: no cap) pairs each of its documents with its
     first in id order only (a star, at linear cost), every such pair scored.
 

@@ -19,6 +19,11 @@ def min_shared(size: Column, threshold: float) -> Column:
     return F.greatest(F.ceil(size * F.lit(threshold) - F.lit(SLACK)), F.lit(1))
 
 
+def prefix_length(size: Column, threshold: float) -> Column:
+    """:func:`shingling.pairs.prefix_length` of a column of sizes (equal for every size: tested)."""
+    return size - min_shared(size, threshold) + F.lit(1)
+
+
 def sizes_may_reach(size_a: Column, size_b: Column, threshold: float) -> Column:
     """:func:`shingling.pairs.sizes_may_reach` of two columns of set sizes (equal: tested)."""
     return (F.least(size_a, size_b) / F.greatest(size_a, size_b, F.lit(1))) >= F.lit(
@@ -42,3 +47,12 @@ def relation(
             F.lit(A_IN_B),
         ).when(containment_b >= F.lit(containment_threshold), F.lit(B_IN_A))
     return rel
+
+
+def flipped(rel: Column) -> Column:
+    """:func:`shingling.pairs.flipped` of a relation column: the relation of (b, a)."""
+    return (
+        F.when(rel == F.lit(A_IN_B), F.lit(B_IN_A))
+        .when(rel == F.lit(B_IN_A), F.lit(A_IN_B))
+        .otherwise(rel)
+    )

@@ -213,7 +213,7 @@ class PairMetrics:
     the frequency sketch's size and fill.
 
     ``scored``: candidate pairs of representatives scored, those the prefix join met that passed
-    :func:`may_reach` (a pair is scored in the posting of the first prefix hash it shares, and in
+    :func:`shingling.pairs.may_reach` (a pair is scored in the posting of the first prefix hash it shares, and in
     each posting the cap can star); ``candidates``: the distinct pairs of representatives that
     passed;
     ``capped``: the documents paired by star because a hash's prefix posting exceeded the cap,

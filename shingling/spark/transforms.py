@@ -24,10 +24,8 @@ from shingling.fast.batch import invalid_utf8, sketch_batch
 from shingling.fast.frequency import FrequencySketch
 from shingling.fast.postings import STAR, output_schema, score_sorted_batches
 from shingling.fast.postings import prefix_rows as prefix_batch
-from shingling.spark.rules import min_shared, relation
+from shingling.spark.rules import flipped, prefix_length, relation
 from shingling.spark.schemas import (
-    A_IN_B,
-    B_IN_A,
     CONTAINMENT_A,
     CONTAINMENT_B,
     DOC_A,
@@ -272,7 +270,7 @@ def containment_candidates(
     rows = postings.select(DOC_ID, HASH)
     n = F.size(SKETCH)
     head = reps.select(
-        DOC_ID, F.explode(F.slice(SKETCH, 1, n - min_shared(n, threshold) + 1)).alias(HASH)
+        DOC_ID, F.explode(F.slice(SKETCH, 1, prefix_length(n, threshold))).alias(HASH)
     )
     heads = head.join(rows, [DOC_ID, HASH], "left_semi")
     a, b = heads.alias("a"), rows.alias("b")
@@ -352,22 +350,6 @@ def score_sketch_pairs(
     return scored.withColumn(RELATION, rel)
 
 
-def may_reach(k: int, threshold: float) -> Column:
-    """Whether a pair (sa, sb) may have a Jaccard estimate of ``threshold``: a cheap, lossless test.
-
-    The estimate's sample is the k smallest hashes of the union of the two bottom-k parts (all of
-    it when both are whole sets), so it holds at least min(k, max(|Sa|, |Sb|)) hashes, and its
-    shared ones are among the hashes both parts hold. A pair whose parts share fewer than the
-    threshold's share of that size cannot reach it. Most pairs met through a prefix hash share
-    that one hash and little else (two documents quoting one sentence), and one set intersection
-    tells them apart from a near-duplicate before the full estimate is computed.
-    """
-    # the bottom-k parts; a sketch is usually no longer (mod-m samples are), and slicing copies
-    ka, kb = (F.when(F.size(c) > k, F.slice(c, 1, k)).otherwise(F.col(c)) for c in ("sa", "sb"))
-    sample = F.least(F.lit(k), F.greatest(F.size(ka), F.size(kb)))
-    return F.size(F.array_intersect(ka, kb)) >= min_shared(sample, threshold)
-
-
 class _IdSet(AccumulatorParam):
     """An accumulator of a set of ids: the union of the tasks' sets. A union is idempotent, so a
     task run twice (a retry, a plan read twice) counts each id once."""
@@ -413,7 +395,7 @@ def scored_prefix_pairs(
 
     The rows are shuffled by hash once and sorted within each partition; on the executors
     :func:`shingling.fast.postings.score_sorted_batches` scores every pair of each posting with a
-    compiled loop, dropping first those that cannot reach the threshold (:func:`may_reach`, most of
+    compiled loop, dropping first those that cannot reach the threshold (:func:`shingling.pairs.may_reach`, most of
     them; with ``containment_threshold`` none are dropped, a pair may be an excerpt whatever its
     Jaccard estimate). The candidates (millions where documents quote common text) are never rows.
     A pair met through several hashes is scored once per hash; the caller keeps one row of the
@@ -486,10 +468,7 @@ def expand_groups(
             side(SHINGLES_A, SHINGLES_B).alias(SHINGLES_A),
             side(SHINGLES_B, SHINGLES_A).alias(SHINGLES_B),
             F.lit(False).alias(EXACT),
-            F.when(swap & (F.col(RELATION) == A_IN_B), F.lit(B_IN_A))
-            .when(swap & (F.col(RELATION) == B_IN_A), F.lit(A_IN_B))
-            .otherwise(F.col(RELATION))
-            .alias(RELATION),
+            F.when(swap, flipped(F.col(RELATION))).otherwise(F.col(RELATION)).alias(RELATION),
         )
     )
     copies = grouped.where(F.col(GROUP_SIZE) > 1).select(

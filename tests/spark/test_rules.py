@@ -7,19 +7,32 @@ import itertools
 from pyspark.sql import functions as F
 
 from shingling import pairs
-from shingling.spark.rules import min_shared, relation, sizes_may_reach
+from shingling.schema import A_IN_B, B_IN_A
+from shingling.spark.rules import (
+    flipped,
+    min_shared,
+    prefix_length,
+    relation,
+    sizes_may_reach,
+)
 
 THRESHOLDS = [0.0, 0.05, 0.1, 0.3, 0.35, 0.5, 0.6, 0.7, 0.8, 0.85, 0.9, 0.95, 1.0]
 
 
-def test_min_shared_column_is_the_reference(spark) -> None:
+def test_min_shared_and_prefix_length_columns_are_the_reference(spark) -> None:
     sizes = spark.range(0, 2049).withColumnRenamed("id", "size")
     for t in THRESHOLDS:
         got = {
-            r["size"]: r["m"]
-            for r in sizes.select("size", min_shared(F.col("size"), t).alias("m")).collect()
+            r["size"]: (r["m"], r["p"])
+            for r in sizes.select(
+                "size",
+                min_shared(F.col("size"), t).alias("m"),
+                prefix_length(F.col("size"), t).alias("p"),
+            ).collect()
         }
-        assert got == {n: pairs.min_shared(n, t) for n in range(2049)}, t
+        assert got == {
+            n: (pairs.min_shared(n, t), pairs.prefix_length(n, t)) for n in range(2049)
+        }, t
 
 
 def test_relation_column_is_the_reference(spark) -> None:
@@ -57,3 +70,13 @@ def test_sizes_may_reach_column_is_the_reference(spark) -> None:
             ).collect()
         }
         assert got == {(a, b): pairs.sizes_may_reach(a, b, t) for a, b in rows}, t
+
+
+def test_flipped_column_is_the_reference(spark) -> None:
+    relations = [pairs.RELATIONS[i] for i in range(len(pairs.RELATIONS))]
+    frame = spark.createDataFrame([(r,) for r in relations], "rel string")
+    got = {
+        r["rel"]: r["f"] for r in frame.select("rel", flipped(F.col("rel")).alias("f")).collect()
+    }
+    assert got == {r: pairs.flipped(r) for r in relations}
+    assert got[A_IN_B] == B_IN_A

@@ -50,7 +50,6 @@ from shingling.spark.transforms import (
     copy_groups,
     exact_groups,
     expand_groups,
-    may_reach,
     prefix_rows,
     representatives,
     score_pairs,
@@ -219,26 +218,6 @@ def test_score_pairs_equals_the_library_estimators(
         assert row[JACCARD] == jaccard(a, b)
         assert (row[SHINGLES_A], row[SHINGLES_B]) == (a.n_shingles, b.n_shingles)
         assert row[RELATION] == (NEAR_DUPLICATE if jaccard(a, b) >= 0.6 else None)
-
-
-@pytest.mark.parametrize("threshold", [0.3, 0.6, 0.9])
-def test_may_reach_keeps_every_pair_that_reaches_the_threshold(
-    spark: SparkSession, sample_reps: DataFrame, threshold: float
-) -> None:
-    # the cheap test run on the prefix join's rows before scoring: lossless, and a real filter
-    a = sample_reps.select(F.col(DOC_ID).alias(DOC_A), F.col(SKETCH).alias("sa"), N_SHINGLES)
-    b = sample_reps.select(F.col(DOC_ID).alias(DOC_B), F.col(SKETCH).alias("sb"))
-    pairs = naive_candidates(sample_reps).join(a, DOC_A).join(b, DOC_B)
-    rows = pairs.select(DOC_A, DOC_B, may_reach(K, threshold).alias("may")).collect()
-    may = {(r[DOC_A], r[DOC_B]): r["may"] for r in rows}
-    sketches = {
-        r[DOC_ID]: Sketch(tuple(r[SKETCH]), n_shingles=r[N_SHINGLES], width=4, k=K)
-        for r in sample_reps.collect()
-    }
-    reaching = [p for p in may if jaccard(sketches[p[0]], sketches[p[1]]) >= threshold]
-    assert len(reaching) >= 10
-    assert all(may[p] for p in reaching)
-    assert sum(not m for m in may.values()) > len(may) // 2  # it rules most candidates out
 
 
 def test_score_pairs_of_short_documents(spark: SparkSession) -> None:

@@ -218,3 +218,52 @@ def test_the_signatures_never_refuse_a_pair_the_intersection_passes(
     pairs_of_rows = len(found) * (len(found) - 1) // 2
     assert lost == 0
     assert refused > pairs_of_rows // 2  # and it does refuse most pairs
+
+
+@numba.njit(cache=False)
+def _may_reach_all(values, offsets, k, threshold):  # type: ignore[no-untyped-def]
+    """The compiled test over every pair of rows, as a flat array (i < j, row-major)."""
+    n = len(offsets) - 1
+    out = np.zeros(n * (n - 1) // 2, dtype=np.bool_)
+    at = 0
+    for i in range(n):
+        for j in range(i + 1, n):
+            out[at] = kernels._may_reach(values, offsets, i, values, offsets, j, k, threshold)
+            at += 1
+    return out
+
+
+def _reference_may_reach(rows: list[list[int]], k: int, threshold: float) -> list[bool]:
+    return [
+        pairs.may_reach(rows[i], rows[j], k, threshold)
+        for i in range(len(rows))
+        for j in range(i + 1, len(rows))
+    ]
+
+
+@pytest.mark.parametrize("threshold", [0.3, 0.5, 0.8])
+def test_the_compiled_may_reach_is_the_reference_on_real_sketches(threshold: float) -> None:
+    rows = [list(s.hashes) for s in sketches(4).values()]  # mod-m sketches: longer than k too
+    offsets, values = sketch_arrays(pa.array(rows, pa.list_(pa.int64())))
+    got = _may_reach_all(values, offsets, K, threshold)
+    expected = _reference_may_reach(rows, K, threshold)
+    assert got.tolist() == expected
+    assert 0 < sum(expected) < len(expected)  # both answers occur
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(
+        st.lists(st.integers(-50, 50), max_size=12, unique=True).map(sorted),
+        min_size=2,
+        max_size=8,
+    ),
+    st.integers(1, 10),
+    st.sampled_from([0.0, 0.1, 0.3, 0.5, 0.7, 1.0]),
+)
+def test_the_compiled_may_reach_is_the_reference_on_any_sketches(
+    rows: list[list[int]], k: int, threshold: float
+) -> None:
+    offsets, values = sketch_arrays(pa.array(rows, pa.list_(pa.int64())))
+    got = _may_reach_all(values, offsets, k, threshold)
+    assert got.tolist() == _reference_may_reach(rows, k, threshold)

@@ -19,7 +19,8 @@ SPARK_SUBMIT := $(BIN)/spark-submit --properties-file conf/spark-local.conf --py
 .PHONY: help setup dist run dedup test test-fast test-cluster lint bench bench-scaling bench-nightly bench-index-nights bench-containment bench-query bench-quality clean
 
 help: ## list the targets
-	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*## "} {printf "  make %-14s %s\n", $$1, $$2}'
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's|$$(OUT)|$(OUT)|g; s|$$(DEDUP_OUT)|$(DEDUP_OUT)|g; s|$$(CORPUS)|$(CORPUS)|g' \
+		| awk 'BEGIN {FS = ":.*## "} {printf "  make %-14s %s\n", $$1, $$2}'
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)

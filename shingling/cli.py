@@ -485,7 +485,7 @@ def corpus_texts(corpus: str, ids: list[Any], id_column: str, text_column: str) 
         return read_texts(corpus, ids, id_column, text_column)
     except KeyError as e:
         raise InputError(
-            f"the corpus {corpus} has no column {e}: pass --id-column / --text-column"
+            f"the corpus {corpus} has no column {e.args[0]}: pass --id-column / --text-column"
         ) from e
     except (OSError, pa.ArrowException) as e:
         raise InputError(f"cannot read the corpus {corpus}: {e}") from e
@@ -747,7 +747,7 @@ def main(argv: list[str] | None = None) -> int:
         from shingling.spark import launch
 
         if len(argv) < 2 or argv[1] in ("-h", "--help"):
-            print(launch.__doc__)
+            print((launch.__doc__ or "").replace("``", ""))
             print("jobs: " + ", ".join(launch.JOBS))
             return EXIT_OK if len(argv) >= 2 else EXIT_USAGE
         return launch.run(argv[1], argv[2:])

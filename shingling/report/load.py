@@ -204,8 +204,16 @@ def sorted_pairs(pairs: pa.Table, chunk: int = 1000) -> Iterator[dict[str, Any]]
 
 
 def read_texts(corpus: str, ids: Sequence[Any], id_column: str, text_column: str) -> dict[Any, str]:
-    """The texts of the given ids in a Parquet corpus (reads only those rows' column chunks)."""
+    """The texts of the given ids in a Parquet corpus (reads only those rows' column chunks).
+
+    Raises:
+        KeyError: the corpus lacks one of the two columns; its message names the column and the
+            columns present.
+    """
     dataset = ds.dataset(corpus, format="parquet")
+    for name in (id_column, text_column):
+        if dataset.schema.get_field_index(name) < 0:
+            raise KeyError(f"{name!r} (columns present: {', '.join(dataset.schema.names)})")
     id_type = dataset.schema.field(id_column).type
     wanted = pa.array(list(ids)).cast(id_type)
     table = dataset.to_table(

@@ -197,9 +197,14 @@ def check_parquet_files(path: str) -> None:
         except OSError as e:
             raise BadInputError(f"cannot read {name}: {e.strerror}") from e
         if head != b"PAR1" or tail != b"PAR1" or os.path.getsize(name) < 12:
+            hint = (
+                "; for JSON Lines, pass --set input.format=jsonl"
+                if head[:1] in (b"{", b"[") or name.endswith((".jsonl", ".json", ".ndjson"))
+                else ""
+            )
             if os.path.isfile(local_part(path)):
-                raise BadInputError(f"the input {path} is not a Parquet file")
+                raise BadInputError(f"the input {path} is not a Parquet file{hint}")
             raise BadInputError(
                 f"{name} in the input {path} is not a Parquet file; move it out of the input"
-                " (files whose names start with _ or . are skipped)"
+                f" (files whose names start with _ or . are skipped){hint}"
             )

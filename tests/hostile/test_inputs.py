@@ -79,6 +79,17 @@ def test_a_junk_file_is_named(junk: bytes, tmp_path: Path, capsys: pytest.Captur
     assert snapshot(corpus) == before and not (tmp_path / "out").exists()
 
 
+def test_json_lines_given_as_parquet_gets_the_setting_named(
+    tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
+    corpus = tmp_path / "corpus.jsonl"
+    corpus.write_text(json.dumps({"doc_id": 1, "text": TEXTS[0]}) + "\n")
+    assert run(["--input", str(corpus), "--output", str(tmp_path / "out")]) == 3  # before Spark
+    err = capsys.readouterr().err
+    assert f"the input {corpus} is not a Parquet file; for JSON Lines, pass" in err
+    assert "--set input.format=jsonl" in err
+
+
 def test_a_glob_input_and_a_dotted_id_column(
     spark, tmp_path: Path, capsys: pytest.CaptureFixture
 ) -> None:

@@ -412,6 +412,26 @@ def test_explain_ids_in_a_corpus_equals_explaining_their_texts(
     assert by_id == by_file
 
 
+def test_explain_on_a_corpus_with_other_column_names_names_them(
+    rows: list[dict[str, Any]], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    corpus = tmp_path / "corpus.parquet"
+    pq.write_table(
+        pq.read_table(CORPUS, columns=["doc_id", "text"]).rename_columns(["url", "body"]), corpus
+    )
+    a, b = rows[1]["doc_id"], rows[2]["doc_id"]
+    assert main(["explain", a, b, "--corpus", str(corpus)]) == 3
+    err = capsys.readouterr().err
+    assert "has no column 'doc_id' (columns present: url, body)" in err, err
+    assert "does not exist in schema" not in err
+    got = run_json(
+        capsys,
+        ["explain", a, b, "--corpus", str(corpus), "--id-column", "url", "--text-column", "body"]
+        + ["--json"],
+    )
+    assert got["a"]["name"] == a
+
+
 def test_explain_takes_width_and_k_from_a_run(
     tmp_path: Path, rows: list[dict[str, Any]], capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -126,18 +126,87 @@ def test_shingling_run_without_spark_says_what_to_install() -> None:
     assert "Traceback" not in done.stderr
 
 
-@pytest.mark.spark
-def test_the_job_runs_from_a_fresh_shell_as_printed(tmp_path: Path) -> None:
-    out = tmp_path / "out"
-    elsewhere = tmp_path / "elsewhere"  # not the checkout: the local properties come along
-    elsewhere.mkdir()
-    done = shingling(
-        "run", "near-duplicates", "--input", str(SAMPLE_CORPUS), "--output", str(out), cwd=elsewhere
+def installed_wheel(root: Path) -> Path:
+    """A fresh virtual environment at ``root`` holding the built wheel of this checkout, not its
+    editable install; its dependencies come from this environment's site-packages, named in a
+    ``.pth`` line (which adds the directory without running the editable-install hook there).
+    Returns its bin/ directory."""
+    wheels = root / "wheels"
+    subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(wheels), str(ROOT)],
+        check=True,
+        capture_output=True,
     )
-    assert done.returncode == 0, done.stderr[-3000:]
-    # conf/log4j2.properties found from another directory: Spark's INFO lines stay out
-    assert " INFO " not in done.stderr, done.stderr[:2000]
-    summary = json.loads((out / "summary.json").read_text())
-    assert summary["status"] == "succeeded" and summary["pairs"]["scores"] == "exact"
-    # not a terminal: no progress bars in the log
-    assert "[Stage" not in done.stderr and "\r" not in done.stderr
+    venv = root / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    site = next(venv.glob("lib/python3*/site-packages"))
+    ours = next(p for p in sys.path if p.endswith("site-packages") and Path(p).is_dir())
+    (site / "deps.pth").write_text(ours + "\n")
+    (wheel,) = wheels.glob("shingling-*.whl")
+    subprocess.run(
+        [sys.executable, "-m", "pip", "--python", str(venv / "bin" / "python"), "install"]
+        + ["-q", "--no-deps", str(wheel)],
+        check=True,
+        capture_output=True,
+    )
+    return venv / "bin"
+
+
+API_SCRIPT = """
+import sys
+from pyspark.sql import SparkSession
+import shingling
+from shingling.spark import near_duplicates
+
+spark = SparkSession.builder.master("local[1]").getOrCreate()
+df = spark.read.parquet(sys.argv[1])
+pairs = near_duplicates(df, id_col="doc_id", text_col="text")
+print(shingling.__file__, pairs.count())
+"""
+
+
+@pytest.mark.spark
+def test_the_installed_wheel_runs_from_another_directory_twice_at_once(tmp_path: Path) -> None:
+    """The built wheel in a fresh environment, run from a directory outside the checkout, in a
+    fresh shell: two launcher runs started together both succeed with the bundled settings (each
+    owns its scratch), and ``shingling.spark`` works in a plain SparkSession."""
+    bin_dir = installed_wheel(tmp_path)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    runs = [
+        subprocess.Popen(
+            [str(bin_dir / "shingling"), "run", "near-duplicates"]
+            + ["--input", str(SAMPLE_CORPUS), "--output", str(tmp_path / f"out{i}")],
+            cwd=elsewhere,
+            env=fresh_shell_env(),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for i in range(2)
+    ]
+    done = [(run.wait(), run.communicate()[1]) for run in runs]
+    for code, err in done:
+        assert code == 0, err[-3000:]
+        # conf/ came with the package: its logging keeps Spark's INFO lines out
+        assert " INFO " not in err, err[:2000]
+        # not a terminal: no progress bars in the log
+        assert "[Stage" not in err and "\r" not in err
+    summaries = [json.loads((tmp_path / f"out{i}" / "summary.json").read_text()) for i in range(2)]
+    assert all(s["status"] == "succeeded" and s["pairs"]["scores"] == "exact" for s in summaries)
+    assert summaries[0]["pairs"]["written"] == summaries[1]["pairs"]["written"] > 0
+    assert summaries[0]["config"]["sketch"]["k"] == 20  # the bundled defaults
+    # a notebook in the activated environment: its python3 is the one Spark's workers start
+    activated = fresh_shell_env(PATH=f"{bin_dir}:/usr/local/bin:/usr/bin:/bin")
+    api = subprocess.run(
+        [str(bin_dir / "python"), "-c", API_SCRIPT, str(SAMPLE_CORPUS)],
+        cwd=elsewhere,
+        env=activated,
+        capture_output=True,
+        text=True,
+    )
+    assert api.returncode == 0, api.stderr[-3000:]
+    where, count = api.stdout.split()
+    assert (
+        where.startswith(str(tmp_path / "venv")) and int(count) == summaries[0]["pairs"]["written"]
+    )

@@ -57,7 +57,7 @@ log = logging.getLogger("shingling")
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
-        prog="build_index",
+        prog="shingling run build-index",
         description="Create the sketch index from a full run.",
         epilog=EXIT_CODES_HELP,
         formatter_class=argparse.RawDescriptionHelpFormatter,

@@ -52,7 +52,7 @@ log = logging.getLogger("shingling")
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
-        prog="compact_index",
+        prog="shingling run compact-index",
         description="Rewrite the sketch index's live rows as one segment.",
         epilog=EXIT_CODES_HELP,
         formatter_class=argparse.RawDescriptionHelpFormatter,

@@ -73,12 +73,16 @@ RUN_SECTIONS = ("input", "sketch", "pairs")
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
-        prog="dedup",
+        prog="shingling run dedup",
         description="Cluster a run's near-duplicate pairs and write a deduplicated corpus.",
         epilog=EXIT_CODES_HELP,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("--input", required=True, help="Parquet file or directory of the corpus")
+    parser.add_argument(
+        "--input",
+        required=True,
+        help="the corpus: a Parquet file, a directory or a glob (JSON Lines with --set input.format=jsonl)",
+    )
     parser.add_argument("--run", required=True, help="output directory of jobs/near_duplicates.py")
     parser.add_argument("--output", required=True, help="output directory (written atomically)")
     config_module.add_config_arguments(parser)

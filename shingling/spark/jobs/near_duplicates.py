@@ -48,12 +48,16 @@ CHECKED = "documents.ids-checked"  # the documents table rewritten when some ids
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
-        prog="near_duplicates",
+        prog="shingling run near-duplicates",
         description="Find near-duplicate documents in a Parquet corpus.",
         epilog=EXIT_CODES_HELP,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("--input", required=True, help="Parquet file or directory of the corpus")
+    parser.add_argument(
+        "--input",
+        required=True,
+        help="the corpus: a Parquet file, a directory or a glob (JSON Lines with --set input.format=jsonl)",
+    )
     parser.add_argument("--output", required=True, help="output directory (written atomically)")
     config_module.add_config_arguments(parser)
     return parser.parse_args(argv)

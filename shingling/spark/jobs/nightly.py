@@ -85,7 +85,7 @@ log = logging.getLogger("shingling")
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
-        prog="nightly",
+        prog="shingling run nightly",
         description="Test a batch of new documents against the sketch index.",
         epilog=EXIT_CODES_HELP,
         formatter_class=argparse.RawDescriptionHelpFormatter,

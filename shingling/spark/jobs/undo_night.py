@@ -48,7 +48,7 @@ log = logging.getLogger("shingling")
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
-        prog="undo_night",
+        prog="shingling run undo-night",
         description="Undo the sketch index's last night (its segment and its pair partition).",
         epilog=EXIT_CODES_HELP,
         formatter_class=argparse.RawDescriptionHelpFormatter,

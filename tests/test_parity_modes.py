@@ -8,7 +8,6 @@ library sketches with shingling.estimators, comparing every pair.
 from __future__ import annotations
 
 import random
-import sysconfig
 from pathlib import Path
 
 import pytest
@@ -32,7 +31,7 @@ from testdata import DOCUMENT, library_row, licence_texts, licence_words, light_
 from shingling.spark.schemas import A_IN_B, B_IN_A, NEAR_DUPLICATE, pairs_schema
 
 THRESHOLD, CONTAINMENT = DEFAULTS.pairs.threshold, DEFAULTS.pairs.containment_threshold
-CJK_SAMPLES = Path(sysconfig.get_paths()["stdlib"]) / "test" / "cjkencodings"
+CJK_SAMPLES = Path(__file__).resolve().parent / "data" / "cjk"  # CPython's, bundled: README there
 # (unit, width, sample_mod): both units, with and without the mod-m sample
 MODES = [("words", WIDTH, 0), ("words", WIDTH, 8), ("chars", 5, 0), ("chars", 5, 8)]
 
@@ -76,7 +75,7 @@ def test_spark_sketches_equal_library_sketches_on_hypothesis_texts(
 
 
 def real_documents() -> list[tuple[str, str]]:
-    """Every eighth document of the sample corpus, and each line of Python's CJK codec samples."""
+    """Every eighth document of the sample corpus, and each line of CPython's CJK codec samples."""
     docs = list(sample_corpus())[::8]
     for path in sorted(CJK_SAMPLES.glob("*-utf8.txt")):
         lines = path.read_text(encoding="utf-8").splitlines()

@@ -12,7 +12,6 @@ from __future__ import annotations
 import random
 import re
 import struct
-import sysconfig
 from functools import cache
 from pathlib import Path
 
@@ -22,7 +21,7 @@ from shingling.estimators import jaccard
 from shingling.normalize import normalize, words
 from shingling.sketch import shingle_hashes, sketch, tokens
 
-CJK_SAMPLES = Path(sysconfig.get_paths()["stdlib"]) / "test" / "cjkencodings"
+CJK_SAMPLES = Path(__file__).resolve().parents[1] / "data" / "cjk"  # CPython's, bundled
 LOCALES = Path("/usr/share/locale")
 # the job's default cut (shingling/default.toml, pairs.threshold) and the width the docs advise for chars
 THRESHOLD = 0.6

@@ -240,8 +240,13 @@ def test_containment_estimate_of_excerpts_is_within_its_sampling_error(m: int) -
     z = [(est - c) / math.sqrt(max(c * (1 - c), 0.02) / n) for c, est, n in found]
     assert max(abs(x) for x in z) <= 4.0, sorted(z)
     assert statistics.fmean(abs(x) <= 2 for x in z) >= 0.85
+    # no systematic error: the mean error within four standard errors of a mean of these
+    # estimates, derived from the sample drawn (the text behind it depends on the machine's
+    # packages); an estimator of another quantity (Jaccard, say) is off by 0.2 and more
     bias = statistics.fmean(est - c for c, est, _ in found)
-    assert abs(bias) <= 0.03, f"mean bias {bias:+.4f}"
+    se_mean = math.sqrt(sum(max(c * (1 - c), 0.02) / n for c, _, n in found)) / len(found)
+    assert abs(bias) <= 4 * se_mean, f"mean bias {bias:+.4f}, standard error {se_mean:.4f}"
+    assert 4 * se_mean < 0.1  # the bound still tells a bias of 0.1 apart
     # a passage of 1,000 to 2,500 words leaves about that many shingles over m in the sample
     assert statistics.fmean(n for _, _, n in found) >= 1_000 / m
 

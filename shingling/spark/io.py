@@ -32,11 +32,13 @@ from shingling.errors import BadInputError, ConfigError, OutputExistsError
 from shingling.spark.paths import (
     GLOB_CHARS,
     check_output_name,
+    check_parquet_columns,
     check_parquet_files,
     check_paths,
     is_local,
     literal_prefix,
     local_part,
+    missing_column,
     parquet_files,
     resolve_local,
 )
@@ -236,10 +238,7 @@ def _checked(corpus: DataFrame, path: str, id_column: str, text_column: str) -> 
     present = corpus.schema.fieldNames()
     for role, name in (("id", id_column), ("text", text_column)):
         if name not in present:
-            raise BadInputError(
-                f"the {role} column {name!r} is not in {path}; columns present: {', '.join(present)}"
-                f" (set input.{role}_column)"
-            )
+            raise missing_column(role, name, path, present)
     id_type = corpus.schema[id_column].dataType
     if not isinstance(id_type, ID_TYPES):
         raise BadInputError(
@@ -283,6 +282,32 @@ def unreadable_input(error: BaseException) -> BadInputError | None:
         if "[FAILED_READ_FILE" in line:
             return BadInputError(f"cannot read the corpus: {line.split('] ', 1)[-1].strip()}")
     return None
+
+
+def check_replaceable(files: Files, path: str, job: str) -> None:
+    """Refuse to replace ``path`` unless it is a previous output of ``job``: a directory whose
+    summary.json names it (ConfigError, exit 2). Before Spark starts, with a local ``Files``."""
+    summary_text = files.read_text(f"{path}/summary.json") if files.is_dir(path) else None
+    found = None
+    if summary_text is not None:
+        try:
+            found = json.loads(summary_text).get("job")
+        except (ValueError, AttributeError):
+            found = None
+    if found != job:
+        what = (
+            "is not a directory"
+            if not files.is_dir(path)
+            else "has no summary.json"
+            if summary_text is None
+            else f"is an output of {found!r}"
+            if found
+            else "has an unreadable summary.json"
+        )
+        raise ConfigError(
+            f"output {path} exists and {what}: it is not an output of {job}, and"
+            " is never deleted, with or without --overwrite; choose another --output"
+        )
 
 
 class Files:
@@ -515,31 +540,7 @@ class AtomicOutput:
 
     def check_replaceable(self) -> None:
         """Refuse to replace anything but a previous output of this job (ConfigError, exit 2)."""
-        summary_text = (
-            self.files.read_text(f"{self.path}/summary.json")
-            if self.files.is_dir(self.path)
-            else None
-        )
-        job = None
-        if summary_text is not None:
-            try:
-                job = json.loads(summary_text).get("job")
-            except (ValueError, AttributeError):
-                job = None
-        if job != self.job:
-            what = (
-                "is not a directory"
-                if not self.files.is_dir(self.path)
-                else "has no summary.json"
-                if summary_text is None
-                else f"is an output of {job!r}"
-                if job
-                else "has an unreadable summary.json"
-            )
-            raise ConfigError(
-                f"output {self.path} exists and {what}: it is not an output of {self.job}, and"
-                " is never deleted, with or without --overwrite; choose another --output"
-            )
+        check_replaceable(self.files, self.path, self.job)
 
     def table(self, name: str) -> str:
         return f"{self.staging}/{name}"
@@ -586,13 +587,26 @@ class AtomicOutput:
 
 
 def check_job_paths(
-    writes: dict[str, str | None], reads: dict[str, str | None], *, parquet: tuple[str, ...] = ()
+    writes: dict[str, str | None],
+    reads: dict[str, str | None],
+    *,
+    parquet: tuple[str, ...] = (),
+    columns: dict[str, str] | None = None,
+    replaces: tuple[str, str] | None = None,
 ) -> None:
     """What a job checks of its paths before Spark starts: output names and relations (exit 2),
-    then local Parquet inputs for files that are not Parquet (exit 3). The same checks run again
-    when the output is opened, there with Hadoop-qualified paths."""
+    then local Parquet inputs for files that are not Parquet and (``columns``: role -> name) for
+    the id and text columns (exit 3); ``replaces`` (output, job), when --overwrite is given: a
+    local output that exists must be this job's (exit 2). The same checks run again when the
+    input is read and the output opened, there with Hadoop-qualified paths."""
     for role, path in writes.items():
         check_output_name(role, path)
     check_paths(writes, reads)
+    if replaces is not None:
+        output, job = replaces
+        if is_local(output) and os.path.lexists(local_part(output)):
+            check_replaceable(Files(None, local=True), local_part(output), job)
     for path in parquet:
         check_parquet_files(path)
+        if columns:
+            check_parquet_columns(path, columns)

@@ -208,3 +208,29 @@ def check_parquet_files(path: str) -> None:
                 f"{name} in the input {path} is not a Parquet file; move it out of the input"
                 f" (files whose names start with _ or . are skipped){hint}"
             )
+
+
+def missing_column(role: str, name: str, path: str, present: list[str]) -> Exception:
+    """The error for an input without its id or text column (exit 3), naming the columns it has."""
+    from shingling.errors import BadInputError
+
+    return BadInputError(
+        f"the {role} column {name!r} is not in {path}; columns present: {', '.join(present)}"
+        f" (set input.{role}_column)"
+    )
+
+
+def check_parquet_columns(path: str, columns: dict[str, str]) -> None:
+    """Refuse a local Parquet input whose first file lacks a column (``columns``: role -> name),
+    from its footer, before Spark starts (exit 3). Spark reads the schema of one file too."""
+    import pyarrow.parquet as pq
+
+    if not is_local(path) or any(c in GLOB_CHARS for c in path):
+        return
+    first = next(iter(parquet_files(path)), None)
+    if first is None:
+        return
+    present = pq.read_schema(first).names
+    for role, name in columns.items():
+        if name not in present:
+            raise missing_column(role, name, path, present)

@@ -210,3 +210,30 @@ def test_the_installed_wheel_runs_from_another_directory_twice_at_once(tmp_path:
     assert (
         where.startswith(str(tmp_path / "venv")) and int(count) == summaries[0]["pairs"]["written"]
     )
+
+
+@pytest.mark.parametrize(
+    ("args", "code", "message"),
+    [
+        (["--set", "input.id_column=url"], 3, "the id column 'url' is not in"),
+        (["--set", "input.text_column=body"], 3, "the text column 'body' is not in"),
+        (["--overwrite"], 2, "has no summary.json: it is not an output of near_duplicates"),
+    ],
+)
+def test_a_wrong_column_or_a_foreign_output_is_refused_before_a_jvm(
+    args: list[str], code: int, message: str, tmp_path: Path
+) -> None:
+    out = tmp_path / "out"
+    if "--overwrite" in args:
+        out.mkdir()
+        (out / "thesis.tex").write_text("not ours")
+    done = shingling(
+        "run", "near-duplicates", "--input", str(SAMPLE_CORPUS), "--output", str(out), *args,
+        **NO_JVM,
+    )  # fmt: skip
+    assert done.returncode == code, done.stderr[-2000:]
+    assert message in done.stderr, done.stderr[-2000:]
+    if code == 3:
+        assert "columns present: doc_id, text, source" in done.stderr
+    if "--overwrite" in args:
+        assert (out / "thesis.tex").read_text() == "not ours"

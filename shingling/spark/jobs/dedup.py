@@ -415,6 +415,7 @@ def main(argv: list[str] | None = None) -> int:
             {"--output": args.output},
             dedup_reads(args.input, args.run),
             parquet=() if json_input else (args.input,),
+            replaces=(args.output, "dedup") if args.overwrite or given.output.overwrite else None,
         )
 
         def work(spark: SparkSession) -> dict[str, Any]:

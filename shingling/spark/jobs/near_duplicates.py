@@ -177,6 +177,8 @@ def main(argv: list[str] | None = None) -> int:
             {"--output": args.output},
             {"--input": args.input},
             parquet=(args.input,) if cfg.input.format == "parquet" else (),
+            columns={"id": cfg.input.id_column, "text": cfg.input.text_column},
+            replaces=(args.output, "near_duplicates") if cfg.output.overwrite else None,
         )
         log.info("%s", config_module.describe(cfg))
         return cfg.spark, lambda spark: run(spark, cfg, args.input, args.output)

@@ -441,7 +441,12 @@ def main(argv: list[str] | None = None) -> int:
     def prepare(args: argparse.Namespace) -> tuple[dict[str, str], Work]:
         cfg = config_module.load(args.config, args.set)
         run_date = check_run_date(args.run_date, allow_future=args.allow_future_date)
-        check_job_paths({"--index": args.index, "--output": args.output}, {"--batch": args.batch})
+        check_job_paths(
+            {"--index": args.index, "--output": args.output},
+            {"--batch": args.batch},
+            parquet=(args.batch,) if cfg.input.format == "parquet" else (),
+            columns={"id": cfg.input.id_column, "text": cfg.input.text_column},
+        )
         check_nights_can_honour(cfg.sketch.unit, cfg.sketch.sample_mod, where="nightly")
         check_writable_dir("--index", args.index)
         check_writable_dir("--output", args.output)

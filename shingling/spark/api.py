@@ -98,11 +98,15 @@ def near_duplicates(
     """(id, text) -> the pair table (docs/output.md): every pair of documents whose Jaccard
     reaches ``threshold`` (default 0.5), exact unless ``verify=False``.
 
-    The ids come back as ``doc_a`` < ``doc_b``. Building the result runs small Spark jobs (the
+    The ids come back as ``doc_a`` < ``doc_b``. Unlike MLlib's ``approxSimilarityJoin``, this call
+    is eager: before it returns, it sketches the whole input (persisted; the bulk of the call's
+    cost, about the job's sketching step) and runs the small jobs that complete the plan (the
     count of exact copies, the frequency sketch that orders the join and, when verifying, the
-    candidates' id bitmap) and persists the sketches and the candidates: pass ``cache=Cache()``
-    and call ``cache.release()`` once done with the result (nothing else of the session's cache
-    is touched).
+    candidates' id bitmap, broadcast); the pair search itself runs when rows are asked for. It
+    shuffles with the session's ``spark.sql.shuffle.partitions`` (200 by default: on a laptop,
+    2 to 4 times the cores is faster; ``conf/spark-local.conf`` and docs/cluster.md give sizes).
+    Pass ``cache=Cache()`` and call ``cache.release()`` once done with the result to free what it
+    persisted (nothing else of the session's cache is touched).
     """
     cache = cache if cache is not None else Cache()
     cfg = Settings(threshold, verify, candidate_margin, width, k, unit).resolved()

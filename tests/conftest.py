@@ -20,6 +20,9 @@ os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
 os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
 
 
+CODEGEN = "true" if os.environ.get("SHINGLING_TEST_CODEGEN") == "1" else "false"
+
+
 @pytest.fixture(scope="session")
 def spark() -> Iterator:
     from pyspark.sql import SparkSession
@@ -34,6 +37,10 @@ def spark() -> Iterator:
         .config("spark.sql.execution.arrow.maxRecordsPerBatch", "500")
         .config("spark.driver.memory", "2g")
         .config("spark.sql.session.timeZone", "UTC")
+        # the tests' tables are tiny: compiling each plan to Java costs more CPU than running it
+        # interpreted (Spark's own suites run both); SHINGLING_TEST_CODEGEN=1 compiles as the jobs do
+        .config("spark.sql.codegen.wholeStage", CODEGEN)
+        .config("spark.sql.codegen.factoryMode", "FALLBACK" if CODEGEN == "true" else "NO_CODEGEN")
         .getOrCreate()
     )
     session.sparkContext.setLogLevel("ERROR")
@@ -44,6 +51,8 @@ def spark() -> Iterator:
 # --- tiers ------------------------------------------------------------------------------------------
 # fast:   no JVM: the library, the compiled path, the CLI, the docs (`make test-fast`, under 2 min)
 # spark:  a SparkSession in this process, or spark-submit (`make test`)
+# e2e:    whole processes as a user runs them: spark-submit, the launcher, the docs' commands as
+#         printed, the installed wheel (`make test-e2e`; in the spark tier too, not in `make test`)
 # slow:   long runs outside the default suite
 # A test is in the spark tier when it (or a fixture it uses) requests the `spark` fixture or the
 # `jvm` fixture (for spark-submit and jobs run in-process), or is marked `pytest.mark.spark`.
@@ -58,6 +67,8 @@ def jvm() -> None:
 
 def pytest_collection_modifyitems(config, items) -> None:
     for item in items:
+        if item.get_closest_marker("e2e") and not item.get_closest_marker("spark"):
+            item.add_marker(pytest.mark.spark)  # a whole process starts a JVM too
         uses = set(getattr(item, "fixturenames", ()))
         on_cluster = "cluster" in Path(str(item.fspath)).parts  # a standalone cluster's JVMs
         if (uses & {"spark", "jvm"} or on_cluster) and not item.get_closest_marker("spark"):

@@ -4,8 +4,8 @@ Each fenced block carries a marker, an HTML comment on the line before its fence
 
 - ``<!-- run -->``: shell commands, run as printed by bash in a fresh environment (only PATH,
   HOME, LANG and JAVA_HOME), from a sandbox that looks like a set-up clone (the checkout's files
-  and ``.venv`` linked in), with the inputs the docs name (``corpus.parquet``, ``new.parquet``,
-  ``big/``) made from the bundled sample. A file's blocks run in order, in one sandbox, as a user
+  and ``.venv`` linked in): a page makes what it uses beyond the bundled sample, as a user
+  following it in a fresh clone must. A file's blocks run in order, in one sandbox, as a user
   follows the page in one terminal: its ``source`` and ``export`` lines carry over to its later
   blocks. ``<!-- run: python -->``: a Python snippet, run by the set-up environment's Python.
 - ``<!-- transcript -->`` (or ``<!-- transcript: what -->``): a shell session; each ``$ `` line
@@ -34,7 +34,6 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-import pyarrow.parquet as pq
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
@@ -134,11 +133,6 @@ def sandbox(root: Path) -> Path:
     root.mkdir()
     for name in LINKED:
         (root / name).symlink_to(REPO / name)
-    sample = pq.read_table(REPO / "data/sample/corpus.parquet")
-    pq.write_table(sample.slice(0, 600), root / "corpus.parquet")
-    pq.write_table(sample.slice(600), root / "new.parquet")
-    (root / "big").mkdir()
-    pq.write_table(sample, root / "big/part-0.parquet")
     (root / "home").mkdir()
     return root
 
@@ -171,6 +165,38 @@ class Shell:
 
 
 def transcript(block: Block, shell: Shell) -> None:
+    """Each ``$ `` line runs; the lines printed under it in the page must be printed, in that
+    order, as shown: only timings (``0.031 s``) may differ. ``...`` stands for lines left out.
+
+    An abridged transcript (``<!-- transcript: what -->``, a log with its JSON cut short): the
+    first line under each command must match a printed line, numbers aside, and every
+    ``"key": number`` shown must be the run's, in the summary.json of its ``--output``.
+    """
+    if block.arg:
+        abridged(block, shell)
+        return
+    lines = block.code.splitlines()
+    for i, line in enumerate(lines):
+        if not line.startswith("$ "):
+            continue
+        printed = [timed(got) for got in shell.run(line[2:], block.name).splitlines()]
+        shown = []
+        for ln in lines[i + 1 :]:
+            if ln.startswith("$ "):
+                break
+            if ln.strip() and ln.strip() != "...":
+                shown.append(timed(ln))
+        at = 0
+        for want in shown:
+            found = next((j for j in range(at, len(printed)) if printed[j] == want), None)
+            assert found is not None, (
+                f"{block.name}: `{line[2:]}` printed no line {want!r} (after line {at}):\n"
+                + "\n".join(printed)[-3000:]
+            )
+            at = found + 1
+
+
+def abridged(block: Block, shell: Shell) -> None:
     lines = block.code.splitlines()
     for i, line in enumerate(lines):
         if not line.startswith("$ "):
@@ -182,6 +208,20 @@ def transcript(block: Block, shell: Shell) -> None:
             assert any(masked(got) == want for got in printed.splitlines()), (
                 f"{block.name}: `{line[2:]}` printed no line like {expected!r}:\n{printed[-3000:]}"
             )
+    output = re.search(r"--output (\S+)", block.code)
+    if output and numbers(block.code):
+        summary_matches(
+            Block(block.page, block.line, "summary", output.group(1), block.code), shell.cwd
+        )
+
+
+def timed(line: str) -> str:
+    """A printed line with its timings made alike, and runs of spaces made one.
+
+    >>> timed("3 near-duplicate(s)  at 0.031 s, in 12 s")
+    '3 near-duplicate(s) at # s, in # s'
+    """
+    return re.sub(r"\d+(\.\d+)? s\b", "# s", " ".join(line.split()))
 
 
 def numbers(code: str) -> list[tuple[str, float]]:
@@ -225,7 +265,7 @@ def duckdb_block(block: Block, cwd: Path) -> None:
 PAGES_TO_RUN = [p for p in PAGES if any(b.kind in ("run", "transcript") for b in blocks(p))]
 
 
-@pytest.mark.spark
+@pytest.mark.e2e
 @pytest.mark.parametrize("page", PAGES_TO_RUN, ids=lambda p: str(p.relative_to(REPO)))
 def test_the_commands_of_a_page_work_as_printed(page: Path, tmp_path: Path) -> None:
     cwd = sandbox(tmp_path / "clone")

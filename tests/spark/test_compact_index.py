@@ -222,6 +222,7 @@ def test_an_index_whose_files_disagree_with_its_manifest_is_not_compacted(
     assert len(list((tmp_path / "index" / "segments").iterdir())) == 3  # the new one deleted
 
 
+@pytest.mark.e2e
 def test_a_killed_compaction_changes_nothing_and_holds_the_lock(spark, nights, tmp_path) -> None:
     copy_nights(nights, tmp_path)
     before = visible_state(tmp_path)

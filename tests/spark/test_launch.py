@@ -165,7 +165,7 @@ print(shingling.__file__, pairs.count())
 """
 
 
-@pytest.mark.spark
+@pytest.mark.e2e
 def test_the_installed_wheel_runs_from_another_directory_twice_at_once(tmp_path: Path) -> None:
     """The built wheel in a fresh environment, run from a directory outside the checkout, in a
     fresh shell: two launcher runs started together both succeed with the bundled settings (each

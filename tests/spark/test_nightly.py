@@ -302,6 +302,7 @@ def visible_state(tmp: Path) -> dict:
     return {"manifest": manifest, "files": files, "pairs": rows}
 
 
+@pytest.mark.e2e
 def test_killed_runs_change_nothing_and_the_next_run_succeeds(spark, corpus, tmp_path):
     # small nights: what is tested is where the process dies, not how much it has done
     rng = np.random.default_rng(11)

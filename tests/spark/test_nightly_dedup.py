@@ -102,6 +102,7 @@ def test_the_union_of_the_nights_keeps_both_promises(
         assert decisions(tmp_path) == decided
 
 
+@pytest.mark.e2e
 def test_a_night_killed_after_deciding_leaves_nothing_and_its_rerun_keeps_the_promises(
     spark: SparkSession, corpus: pa.Table, truth: set[frozenset], tmp_path: Path
 ) -> None:

@@ -29,7 +29,7 @@ from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
 
 from shingling.errors import ShinglingError
-from shingling.spark.schemas import DOC_A, DOC_B, DOC_ID, JACCARD
+from shingling.spark.schemas import DOC_A, DOC_B, DOC_ID
 
 CLUSTER_ID = "cluster_id"
 CLUSTER_SIZE = "cluster_size"
@@ -51,11 +51,6 @@ class Components(NamedTuple):
 
     clusters: DataFrame
     rounds: int
-
-
-def linking_pairs(pairs: DataFrame, *, min_jaccard: float) -> DataFrame:
-    """Pair table -> its pairs with jaccard at least ``min_jaccard``: the edges of the graph."""
-    return pairs.where(F.col(JACCARD) >= F.lit(min_jaccard))
 
 
 def oriented_edges(pairs: DataFrame) -> DataFrame:

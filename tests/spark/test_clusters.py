@@ -16,7 +16,6 @@ from shingling.spark.connected_components import (
     connected_components,
     is_star_forest,
     large_star,
-    linking_pairs,
     oriented_edges,
     small_star,
 )
@@ -122,10 +121,3 @@ def test_a_star_forest_is_recognised(spark: SparkSession) -> None:
     assert not is_star_forest(two_centres)
 
 
-def test_linking_pairs_keeps_pairs_at_or_above_the_cut(spark: SparkSession) -> None:
-    pairs = spark.createDataFrame(
-        [(1, 2, 0.59), (1, 3, 0.6), (2, 4, 0.95)],
-        f"{DOC_A} bigint, {DOC_B} bigint, {JACCARD} double",
-    )
-    kept = spark.createDataFrame([(1, 3, 0.6), (2, 4, 0.95)], pairs.schema)
-    assertDataFrameEqual(linking_pairs(pairs, min_jaccard=0.6), kept)

@@ -29,7 +29,8 @@ import pyarrow.compute as pc
 import pyarrow.dataset as ds
 
 from shingling import config
-from shingling.estimators import jaccard, union_sample
+from shingling.estimators import jaccard, matches, union_sample
+from shingling.exact import Overlap
 from shingling.exit_codes import EXIT_CODES_HELP, ExitCode
 from shingling.index import (
     MANIFEST,
@@ -294,12 +295,19 @@ class Explained:
     sketch_b: Sketch
     shingle_text: dict[int, str]
     sample: tuple[int, ...]
-    shared_full: int
-    union_full: int
+    overlap: Overlap  # of the whole shingle sets
+
+    @property
+    def shared_full(self) -> int:
+        return self.overlap.shared
+
+    @property
+    def union_full(self) -> int:
+        return self.overlap.size_a + self.overlap.size_b - self.overlap.shared
 
     @property
     def matches(self) -> int:
-        return len(set(self.sketch_a.hashes) & set(self.sketch_b.hashes))
+        return matches(self.sketch_a, self.sketch_b)
 
     @property
     def estimate(self) -> float:
@@ -307,7 +315,7 @@ class Explained:
 
     @property
     def exact(self) -> float:
-        return self.shared_full / self.union_full
+        return self.overlap.jaccard
 
 
 def shingle_texts(text: str, width: int) -> dict[int, str]:
@@ -335,8 +343,7 @@ def explain_texts(text_a: str, text_b: str, *, width: int, k: int) -> Explained:
         b,
         {**behind_b, **behind_a},
         union_sample(a, b),
-        shared,
-        len(behind_a) + len(behind_b) - shared,
+        Overlap(shared, len(behind_a), len(behind_b)),
     )
 
 

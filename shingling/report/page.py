@@ -57,7 +57,8 @@ h1{font-size:22px;margin:0 0 4px}h2{font-size:17px;margin:28px 0 8px}
 .stat{background:#fff;border:1px solid #d9e2ec;border-radius:6px;padding:10px 14px;min-width:120px}
 .stat .value{font-size:20px;font-weight:600}.stat .label{color:#52606d;font-size:12px}
 section{background:#fff;border:1px solid #d9e2ec;border-radius:6px;padding:12px 16px;
-margin-top:16px}
+margin-top:16px;overflow-x:auto}
+td code{word-break:break-all}
 table{border-collapse:collapse;width:100%;margin-top:8px}
 th,td{text-align:left;padding:4px 8px;border-bottom:1px solid #e4e7eb;vertical-align:top}
 td.num,th.num{text-align:right;font-variant-numeric:tabular-nums}
@@ -225,7 +226,7 @@ def _stages_section(summary: RunSummary) -> str:
 #: The config sections each job reads; the report shows only those of the run's job.
 USED_SECTIONS = {
     "near_duplicates": ("input", "sketch", "pairs", "output", "spark"),
-    "dedup": ("input", "sketch", "pairs", "clusters", "dedup", "verify", "output", "spark"),
+    "dedup": ("input", "sketch", "pairs", "clusters", "dedup", "output", "spark"),
 }
 
 
@@ -233,7 +234,11 @@ def _config_section(summary: RunSummary) -> str:
     config = summary.config
     used = USED_SECTIONS.get(summary.job, tuple(config))
     rows = [
-        (esc(f"{section}.{key}"), f"<code>{esc(json.dumps(value))}</code>")
+        # [spark] keys are Spark's own names (spark.sql...): shown as they are set
+        (
+            esc(key if section == "spark" else f"{section}.{key}"),
+            f"<code>{esc(json.dumps(value))}</code>",
+        )
         for section, values in config.items()
         if isinstance(values, dict) and section in used
         for key, value in values.items()

@@ -399,6 +399,8 @@ def test_exact_copies_are_counted_apart_from_the_chart(page: str, summary: dict[
 def test_only_the_settings_the_run_used_are_listed(page: str, summary: dict[str, Any]) -> None:
     assert "pairs.threshold" in page and "sketch.k" in page
     assert "index." not in page and "dedup.keep" not in page
+    # Spark's own keys as they are set, not prefixed with their section
+    assert ">spark.sql.shuffle.partitions<" in page and "spark.spark." not in page
     assert "index" in summary["config"]  # the summary holds them; the page leaves them out
 
 

@@ -355,7 +355,8 @@ def toml_string(text: str) -> str:
     )
 
 
-def _toml_value(value: Any) -> str:
+def toml_value(value: Any) -> str:
+    """A setting's value as TOML: what a config file holds and what ``--set name=value`` takes."""
     if isinstance(value, bool):
         return str(value).lower()
     if isinstance(value, str):
@@ -371,6 +372,6 @@ def to_toml(config: Config) -> str:
         lines.append(f"[{section}]")
         for key, value in values.items():
             shown_key = key if _BARE_KEY.match(key) else toml_string(key)
-            lines.append(f"{shown_key} = {_toml_value(value)}")
+            lines.append(f"{shown_key} = {toml_value(value)}")
         lines.append("")
     return "\n".join(lines)

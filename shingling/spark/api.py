@@ -46,19 +46,28 @@ class Settings:
     unit: str | None = None
 
     def resolved(self) -> config_module.Config:
-        overrides = [
-            f"{name}={str(value).lower() if isinstance(value, bool) else value}"
-            for name, value in (
-                ("pairs.threshold", self.threshold),
-                ("pairs.verify", self.verify),
-                ("pairs.candidate_margin", self.candidate_margin),
-                ("sketch.width", self.width),
-                ("sketch.k", self.k),
-                ("sketch.unit", self.unit),
-            )
+        return resolved(
+            {
+                "pairs.threshold": self.threshold,
+                "pairs.verify": self.verify,
+                "pairs.candidate_margin": self.candidate_margin,
+                "sketch.width": self.width,
+                "sketch.k": self.k,
+                "sketch.unit": self.unit,
+            }
+        )
+
+
+def resolved(settings: dict[str, Any]) -> config_module.Config:
+    """shingling/default.toml with ``settings`` (dotted names; None keeps the default), checked
+    as ``--set`` values are."""
+    return config_module.load(
+        overrides=[
+            f"{name}={config_module.toml_value(value)}"
+            for name, value in settings.items()
             if value is not None
         ]
-        return config_module.load(overrides=overrides)  # validated as --set values are
+    )
 
 
 def sketches(
@@ -137,21 +146,13 @@ def deduplicate(
     unless it is ``smallest_id``; ``containment_threshold`` also decides on excerpt pairs (a run
     with ``sketch.sample_mod`` > 0). Spark jobs run here (the rounds): the result is computed.
     """
-    overrides = [
-        f"{name}={value!r}" if isinstance(value, str) else f"{name}={value}"
-        for name, value in (
-            ("dedup.keep", keep),
-            ("dedup.keep_order", keep_order),
-            ("clusters.min_jaccard", min_jaccard),
-        )
-        if value is not None
-    ]
-    cfg = config_module.load(overrides=overrides)
-    if cfg.dedup.keep == SMALLEST_ID:
-        keys = None
-    elif corpus is None:
-        raise ConfigError(f"dedup.keep = {cfg.dedup.keep!r} ranks by the corpus: give corpus")
-    else:
+    cfg = resolved(
+        {"dedup.keep": keep, "dedup.keep_order": keep_order, "clusters.min_jaccard": min_jaccard}
+    )
+    keys = None
+    if cfg.dedup.keep != SMALLEST_ID:
+        if corpus is None:
+            raise ConfigError(f"dedup.keep = {cfg.dedup.keep!r} ranks by the corpus: give corpus")
         key = keep_key(corpus, keep=cfg.dedup.keep, text_column=text_col)
         keys = None if key is None else keep_keys(corpus, id_column=id_col, key=key)
     return decisions(

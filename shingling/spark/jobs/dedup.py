@@ -89,13 +89,6 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
-def _toml_value(value: Any) -> str:
-    """A setting's value written as TOML, for a section.key=value override."""
-    if isinstance(value, bool):
-        return str(value).lower()
-    return json.dumps(value) if isinstance(value, str) else repr(value)
-
-
 def run_format(run_path: str) -> str | None:
     """The run's input.format, when its config.toml is on this machine (None: not known here)."""
     path = Path(local_part(run_path)) / "config.toml"
@@ -118,7 +111,7 @@ def run_settings(run_config: dict[str, Any]) -> list[str]:
     pairs = run_config.get("pairs", {})
     older = [] if "verify" in pairs or not pairs else ["pairs.verify=false"]
     return [
-        f"{section}.{key}={_toml_value(value)}"
+        f"{section}.{key}={config_module.toml_value(value)}"
         for section in RUN_SECTIONS
         for key, value in run_config.get(section, {}).items()
     ] + older

@@ -52,6 +52,17 @@ def xxhash64(data: bytes, seed: int = SEED) -> int:
     return to_signed(xxhash.xxh64_intdigest(data, seed))
 
 
+def text_checksum(text: str) -> int:
+    """The checksum of a raw text (not normalized): xxHash64 of its UTF-8 bytes, seed 42, which
+    Spark SQL computes as ``xxhash64(text)``. The documents table records it, so that a corpus can
+    be checked against the run that sketched it in the JVM, without sketching it again.
+
+    >>> text_checksum("ABC") == xxhash64(b"ABC")
+    True
+    """
+    return xxhash64(text.encode("utf-8"))
+
+
 def word_hash(word: str) -> int:
     """The hash of one (normalized) word.
 

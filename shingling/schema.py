@@ -26,6 +26,9 @@ N_SHINGLES = "n_shingles"
 SKETCH = "sketch"
 TEXT_HASH = "text_hash"
 SKIP_REASON = "skip_reason"
+# xxHash64 (seed 42) of the raw text's UTF-8 bytes: Spark SQL xxhash64(text), so a corpus is checked
+# against the run that sketched it without sketching it again (shingling.hashing.text_checksum).
+TEXT_CHECKSUM = "text_checksum"
 
 # Why a document has no sketch.
 SKIP_NULL_ID = "null_id"

@@ -13,6 +13,7 @@ from pyspark.sql.types import DataType
 from testdata import library_row, licence_words
 
 from shingling import config as config_module
+from shingling.hashing import text_checksum
 from shingling.pairs import reference_pairs  # noqa: F401 - the reference the parity tests compare with
 from shingling.spark.schemas import (
     DOC_ID,
@@ -52,8 +53,17 @@ def expected_documents(
             reason = SKIP_NULL_TEXT
         else:
             reason = SKIP_NO_WORDS if row["sketch"] is None else None
+        checksum = text_checksum(text) if reason is None else None
         rows.append(
-            (doc_id, row["n_words"], row["n_shingles"], row["sketch"], row["text_hash"], reason)
+            (
+                doc_id,
+                row["n_words"],
+                row["n_shingles"],
+                row["sketch"],
+                row["text_hash"],
+                reason,
+                checksum,
+            )
         )
     return spark.createDataFrame(rows, documents_schema(id_type))
 

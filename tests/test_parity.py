@@ -30,6 +30,7 @@ from testdata import (
     sample_corpus_rows,
 )
 
+from shingling.hashing import text_checksum
 from shingling.normalize import words
 from shingling.spark.schemas import (
     CONTAINMENT_A,
@@ -89,8 +90,17 @@ def test_spark_sketches_equal_library_sketches_on_hypothesis_texts(
 def test_spark_sketches_equal_library_sketches_on_the_sample_corpus(spark: SparkSession) -> None:
     docs = list(sample_corpus())
     expected = sample_corpus_rows(WIDTH, K)
+    texts = dict(docs)
     rows = [
-        (i, e["n_words"], e["n_shingles"], e["sketch"], e["text_hash"], None)
+        (
+            i,
+            e["n_words"],
+            e["n_shingles"],
+            e["sketch"],
+            e["text_hash"],
+            None,
+            text_checksum(texts[i]),
+        )
         for i, e in expected.items()
     ]
     assertDataFrameEqual(

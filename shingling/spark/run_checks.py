@@ -24,7 +24,7 @@ from shingling.spark.index_store import (
     parse_manifest,
 )
 from shingling.spark.paths import is_local, local_part
-from shingling.spark.schemas import DOC_ID, SKETCH, TEXT_HASH
+from shingling.spark.schemas import DOC_ID, SKETCH, SKIP_REASON, TEXT, TEXT_CHECKSUM, TEXT_HASH
 from shingling.spark.transforms import sketch_documents
 from shingling.spark.verify import MISSING_TEXT
 
@@ -106,28 +106,53 @@ def check_nights_can_honour(unit: str, sample_mod: int, *, where: str) -> None:
         )
 
 
+CORPUS_CHECKSUM = "corpus_checksum"
+
+
+def corpus_checksums(corpus: DataFrame) -> DataFrame:
+    """(doc_id, text) -> (doc_id, corpus_checksum): each text's checksum, computed in the JVM
+    (:func:`shingling.hashing.text_checksum`), so only ids and numbers leave the scan."""
+    return corpus.where(F.col(TEXT).isNotNull()).select(
+        DOC_ID, F.xxhash64(TEXT).alias(CORPUS_CHECKSUM)
+    )
+
+
 def check_corpus_texts(corpus: DataFrame, documents: DataFrame, *, unit: str, source: str) -> None:
     """Refuse a corpus that does not hold the texts a run sketched (one Spark action).
 
-    ``corpus``: (doc_id, text), as :func:`shingling.spark.io.read_corpus` reads it; ``documents``: the run's
-    documents table, whose ``text_hash`` is the hash of each sketched text's words (the same for
-    any width and k, so the corpus is hashed with width 1 and k 1: cheap). Every sketched document
-    of the run must be in the corpus with a text of that hash.
+    ``corpus``: (doc_id, text), as :func:`shingling.spark.io.read_corpus` reads it; ``documents``:
+    the run's documents table. Every sketched document of the run must be in the corpus with the
+    same text: its ``text_checksum`` (the raw text's, computed in the JVM) when the table records
+    it, else (a run made before it did) its ``text_hash`` (the hash of the text's words, the same
+    for any width and k, so the corpus is sketched again with width 1 and k 1).
 
     Raises:
         BadInputError: a sketched document's id is missing from the corpus, or its text there has
             another hash (exit 3, naming the id).
     """
+    if TEXT_CHECKSUM in documents.columns:
+        _refuse_mismatch(documents, corpus_checksums(corpus), TEXT_CHECKSUM, source=source)
+        return
     hashed = (
         sketch_documents(corpus, width=1, k=1, unit=unit)
         .where(F.col(DOC_ID).isNotNull())
-        .select(DOC_ID, F.col(TEXT_HASH).alias("corpus_hash"))
+        .select(DOC_ID, F.col(TEXT_HASH).alias(CORPUS_CHECKSUM))
     )
-    sketched = documents.where(F.col(SKETCH).isNotNull()).select(DOC_ID, TEXT_HASH)
+    _refuse_mismatch(documents, hashed, TEXT_HASH, source=source)
+
+
+def _refuse_mismatch(documents: DataFrame, found: DataFrame, column: str, *, source: str) -> None:
+    # a document has a sketch exactly when it has no skip reason (a string column: cheap to read)
+    sketched = documents.where(F.col(SKIP_REASON).isNull()).select(DOC_ID, column)
+    refuse_other_texts(sketched.join(found, DOC_ID, "left"), column, source=source)
+
+
+def refuse_other_texts(compared: DataFrame, column: str, *, source: str) -> None:
+    """Refuse, from (doc_id, ``column``: the run's hash, corpus_checksum: the corpus's) rows of
+    the run's sketched documents, a corpus whose text is missing or differs (one Spark action)."""
     wrong = (
-        sketched.join(hashed, DOC_ID, "left")
-        .where(~F.col(TEXT_HASH).eqNullSafe(F.col("corpus_hash")))
-        .select(DOC_ID, F.col("corpus_hash").isNull().alias("missing"))
+        compared.where(~F.col(column).eqNullSafe(F.col(CORPUS_CHECKSUM)))
+        .select(DOC_ID, F.col(CORPUS_CHECKSUM).isNull().alias("missing"))
         .limit(1)
         .collect()
     )

@@ -105,6 +105,9 @@ from shingling.schema import (
     TEXT as TEXT,
 )
 from shingling.schema import (
+    TEXT_CHECKSUM as TEXT_CHECKSUM,
+)
+from shingling.schema import (
     TEXT_HASH as TEXT_HASH,
 )
 
@@ -126,6 +129,7 @@ def documents_schema(id_type: DataType) -> StructType:
             StructField(SKETCH, ArrayType(LongType(), True), True),
             StructField(TEXT_HASH, LongType(), True),
             StructField(SKIP_REASON, StringType(), True),
+            StructField(TEXT_CHECKSUM, LongType(), True),
         ]
     )
 

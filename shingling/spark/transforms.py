@@ -51,6 +51,7 @@ from shingling.spark.schemas import (
     SKIP_NULL_TEXT,
     SKIP_REASON,
     TEXT,
+    TEXT_CHECKSUM,
     TEXT_HASH,
     documents_schema,
 )
@@ -63,7 +64,8 @@ REPEATED_ID = "repeated_id"
 def sketch_documents(
     docs: DataFrame, *, width: int, k: int, unit: str = "words", sample_mod: int = 0
 ) -> DataFrame:
-    """(doc_id, text[, repeated_id]) -> (doc_id, n_words, n_shingles, sketch, text_hash, skip_reason).
+    """(doc_id, text[, repeated_id]) -> (doc_id, n_words, n_shingles, sketch, text_hash, skip_reason,
+    text_checksum).
 
     One row per input row: its sketch, or a null sketch and the reason it has none (rows whose
     ``repeated_id`` is true are skipped as ``duplicate_id``; see also :func:`skip_repeated_ids`). Runs
@@ -77,7 +79,11 @@ def sketch_documents(
     schema = documents_schema(docs.schema[DOC_ID].dataType)
     repeated = F.col(REPEATED_ID) if REPEATED_ID in docs.columns else F.lit(False)
     checked = docs.select(
-        DOC_ID, F.when(~repeated, F.col(TEXT)).alias(TEXT), repeated.alias(REPEATED_ID)
+        DOC_ID,
+        F.when(~repeated, F.col(TEXT)).alias(TEXT),
+        repeated.alias(REPEATED_ID),
+        # in the JVM (shingling.hashing.text_checksum); kept for the documents that have a sketch
+        F.when(~repeated & F.col(TEXT).isNotNull(), F.xxhash64(TEXT)).alias(TEXT_CHECKSUM),
     )
 
     def sketch_batches(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
@@ -118,6 +124,7 @@ def sketch_documents(
                     out.sketch,
                     out.text_hash,
                     reason,
+                    pc.if_else(pc.is_null(reason), batch.column(TEXT_CHECKSUM), None),
                 ],
                 names=schema.fieldNames(),
             )
@@ -150,6 +157,11 @@ def skip_repeated_ids(documents: DataFrame) -> DataFrame:
         F.when(F.col(REPEATED_ID), F.lit(SKIP_DUPLICATE_ID))
         .otherwise(F.col(SKIP_REASON))
         .alias(SKIP_REASON),
+        *(
+            [F.when(~F.col(REPEATED_ID), F.col(TEXT_CHECKSUM)).alias(TEXT_CHECKSUM)]
+            if TEXT_CHECKSUM in documents.columns
+            else []
+        ),
     )
 
 

@@ -17,7 +17,7 @@ import pytest
 from shingling.errors import BadInputError
 from shingling.spark.jobs import build_index
 from shingling.spark.run_checks import check_corpus_texts
-from shingling.spark.schemas import DOC_ID, TEXT
+from shingling.spark.schemas import DOC_ID, TEXT, TEXT_CHECKSUM
 from shingling.spark.transforms import sketch_documents
 
 REPO = Path(__file__).resolve().parents[2]
@@ -73,11 +73,24 @@ def test_the_check_dedup_calls_names_the_mismatched_id(spark) -> None:
     corpus = spark.createDataFrame(rows, f"{DOC_ID} long, {TEXT} string")
     documents = sketch_documents(corpus, width=4, k=20)
     check_corpus_texts(corpus, documents, unit="words", source="same")  # the same texts: passes
-    # the same words, other case and spacing: the same normalized text, accepted
+    # the same words, other case and spacing: the raw text's checksum differs, refused; a run
+    # made before documents recorded checksums compares the normalized words, and accepts it
     respaced = spark.createDataFrame(
         [(1, "The  cat sat on the mat TODAY"), rows[1]], f"{DOC_ID} long, {TEXT} string"
     )
-    check_corpus_texts(respaced, documents, unit="words", source="respaced")
+    with pytest.raises(BadInputError, match="document 1 has another text in respaced"):
+        check_corpus_texts(respaced, documents, unit="words", source="respaced")
+    older = documents.drop(TEXT_CHECKSUM)
+    check_corpus_texts(respaced, older, unit="words", source="respaced")
+    with pytest.raises(BadInputError, match="document 2 has another text in edited"):
+        check_corpus_texts(
+            spark.createDataFrame(
+                [rows[0], (2, "a dog ran in the park at night")], f"{DOC_ID} long, {TEXT} string"
+            ),
+            older,
+            unit="words",
+            source="edited",
+        )
     edited = spark.createDataFrame(
         [rows[0], (2, "a dog ran in the park at night")], f"{DOC_ID} long, {TEXT} string"
     )

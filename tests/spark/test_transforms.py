@@ -64,7 +64,7 @@ K = 20
 
 def documents(spark: SparkSession, rows: list[tuple]) -> DataFrame:
     """A documents table of sketched (doc_id, n_words, n_shingles, sketch, text_hash) rows."""
-    return spark.createDataFrame([(*r, None) for r in rows], documents_schema(StringType()))
+    return spark.createDataFrame([(*r, None, None) for r in rows], documents_schema(StringType()))
 
 
 @pytest.fixture(scope="module")

@@ -130,6 +130,17 @@ def exact_groups(links: Iterable[Link]) -> dict[Hashable, Hashable]:
     >>> exact_groups([Link(3, 1, 1.0, exact=True), Link(3, 7, 1.0, exact=True), Link(4, 5, 0.9)])
     {1: 1, 3: 1, 7: 1}
     """
+    return components(link for link in links if link.exact)
+
+
+def components(links: Iterable[Link]) -> dict[Hashable, Hashable]:
+    """Each document of a link -> the smallest id of its connected component: the groups the
+    component rule (one kept per component, what peers do) would keep one of. Not the decision;
+    the dedup summary compares the two.
+
+    >>> components([Link(1, 2, 0.6), Link(2, 3, 0.6), Link(5, 4, 0.9)])
+    {1: 1, 2: 1, 3: 1, 4: 4, 5: 4}
+    """
     parent: dict[Hashable, Hashable] = {}
 
     def root(x: Hashable) -> Hashable:
@@ -139,8 +150,6 @@ def exact_groups(links: Iterable[Link]) -> dict[Hashable, Hashable]:
         return x
 
     for link in links:
-        if not link.exact:
-            continue
         for d in (link.a, link.b):
             parent.setdefault(d, d)
         ra, rb = root(link.a), root(link.b)

@@ -23,11 +23,16 @@ the graph is a star forest (one small aggregate). These are the only actions her
 
 from __future__ import annotations
 
+from collections import Counter
+from collections.abc import Iterator
 from typing import NamedTuple
 
+import pyarrow as pa
 from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
+from pyspark.sql.types import LongType, StructField, StructType
 
+from shingling.decision import Link, components
 from shingling.errors import ShinglingError
 from shingling.spark.schemas import DOC_A, DOC_B, DOC_ID
 
@@ -125,3 +130,46 @@ def connected_components(pairs: DataFrame, *, max_rounds: int) -> Components:
         edges = small_star(large_star(edges)).localCheckpoint(eager=True)
         rounds += 1
     return Components(star_members(edges), rounds)
+
+
+def figures_in_one_task(pairs: DataFrame) -> dict[str, int]:
+    """(doc_a, doc_b) -> the figures of their connected components (components,
+    documents_in_components, largest_component), by :func:`shingling.decision.components` in one
+    task: for a graph one executor holds (``dedup.finish_edges`` links), when only the figures
+    are wanted (the summary's comparison), not the table."""
+    schema = StructType(
+        [StructField(name, LongType()) for name in ("components", "documents", "largest")]
+    )
+
+    def walk(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        links = [
+            Link(a, b, 0.0)
+            for batch in batches
+            for a, b in zip(
+                batch.column(DOC_A).to_pylist(), batch.column(DOC_B).to_pylist(), strict=True
+            )
+        ]
+        sizes = Counter(components(links).values())
+        yield pa.RecordBatch.from_pydict(
+            {
+                "components": [len(sizes)],
+                "documents": [sum(sizes.values())],
+                "largest": [max(sizes.values(), default=0)],
+            },
+            schema=pa.schema([(f.name, pa.int64()) for f in schema.fields]),
+        )
+
+    row = pairs.select(DOC_A, DOC_B).coalesce(1).mapInArrow(walk, schema).first()
+    if row is None:  # no pairs (no partition to run on)
+        return {
+            "components": 0,
+            "documents_in_components": 0,
+            "largest_component": 0,
+            "would_remove": 0,
+        }
+    return {
+        "components": int(row["components"]),
+        "documents_in_components": int(row["documents"]),
+        "largest_component": int(row["largest"]),
+        "would_remove": int(row["documents"]) - int(row["components"]),
+    }

@@ -33,9 +33,17 @@ from typing import NamedTuple
 import pyarrow as pa
 from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
-from pyspark.sql.types import BooleanType, LongType, StructField, StructType
+from pyspark.sql.pandas.types import to_arrow_schema
+from pyspark.sql.types import (
+    BooleanType,
+    DoubleType,
+    LongType,
+    StringType,
+    StructField,
+    StructType,
+)
 
-from shingling.decision import EXCERPT, KEPT, NEAR_DUPLICATE, greedy_kept
+from shingling.decision import EXCERPT, KEPT, NEAR_DUPLICATE, Link, decide, greedy_kept
 from shingling.errors import ShinglingError
 from shingling.spark.connected_components import CLUSTER_ID, connected_components
 from shingling.spark.schemas import (
@@ -73,6 +81,7 @@ class Decisions(NamedTuple):
     decisions: DataFrame
     rounds: int
     finished_edges: int  # undecided edges left to the one-task finish (0: none)
+    one_task: bool = False  # the whole graph was decided in one task (no rounds)
 
 
 def usable_links(pairs: DataFrame, *, cut: float, containment_cut: float | None) -> DataFrame:
@@ -231,6 +240,75 @@ def _finish(nodes: DataFrame, edges: DataFrame) -> DataFrame:
     return rows.coalesce(1).mapInArrow(walk, _FINISH_SCHEMA)
 
 
+def decided_in_one_task(
+    links: DataFrame, ranks: DataFrame, *, cut: float, containment_cut: float | None
+) -> DataFrame:
+    """Usable links + ranks -> the decisions, by :func:`shingling.decision.decide` in one task.
+
+    For a graph of at most ``dedup.finish_edges`` links (the default holds a million): the links
+    and the ranks go to one executor, which runs the library's rule on them, so the result is the
+    reference's by construction, in one stage instead of the rounds' dozen.
+    """
+    id_type = links.schema[DOC_A].dataType
+    nothing = F.lit(None)
+    rows = links.select(
+        DOC_A,
+        DOC_B,
+        JACCARD,
+        EXACT,
+        CONTAINMENT_A,
+        CONTAINMENT_B,
+        nothing.cast("long").alias(RANK),
+    ).unionByName(
+        ranks.select(
+            F.col(DOC_ID).alias(DOC_A),
+            nothing.cast(id_type).alias(DOC_B),
+            nothing.cast("double").alias(JACCARD),
+            nothing.cast("boolean").alias(EXACT),
+            nothing.cast("double").alias(CONTAINMENT_A),
+            nothing.cast("double").alias(CONTAINMENT_B),
+            RANK,
+        )
+    )
+    schema = StructType(
+        [
+            StructField(DOC_ID, id_type),
+            StructField(KEPT_ID, id_type),
+            StructField(DECISION_RELATION, StringType()),
+            StructField(JACCARD, DoubleType()),
+            StructField(CONTAINMENT, DoubleType()),
+            StructField(EXACT, BooleanType()),
+        ]
+    )
+    arrow_schema = to_arrow_schema(schema)
+
+    def walk(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        rank: dict = {}
+        found: list[Link] = []
+        for batch in batches:
+            columns = batch.to_pydict()
+            for a, b, j, e, ca, cb, r in zip(*columns.values(), strict=True):
+                if r is not None:
+                    rank[a] = r
+                else:
+                    found.append(Link(a, b, j, e, ca if ca is not None else 0.0, cb or 0.0))
+        order = sorted(rank, key=rank.__getitem__)
+        out = decide(order, found, cut=cut, containment_cut=containment_cut).values()
+        yield pa.RecordBatch.from_pydict(
+            {
+                DOC_ID: [d.doc_id for d in out],
+                KEPT_ID: [d.kept_id for d in out],
+                DECISION_RELATION: [d.relation for d in out],
+                JACCARD: [d.jaccard for d in out],
+                CONTAINMENT: [d.containment for d in out],
+                EXACT: [d.exact for d in out],
+            },
+            schema=arrow_schema,
+        )
+
+    return rows.coalesce(1).mapInArrow(walk, schema)
+
+
 def kept_nodes(
     nodes: DataFrame, edges: DataFrame, *, max_rounds: int, finish_edges: int
 ) -> tuple[DataFrame, int, int]:
@@ -302,6 +380,10 @@ def decisions(
         eager=True
     )
     ranks = ranked(linked_ids(links), keys, descending=descending).localCheckpoint(eager=True)
+    n_links = links.count()
+    if n_links <= finish_edges:  # a graph one task holds: the library's rule itself decides it
+        decided = decided_in_one_task(links, ranks, cut=cut, containment_cut=containment_cut)
+        return Decisions(decided, 0, n_links, one_task=True)
     heads = group_heads(links, ranks, max_rounds=component_rounds).localCheckpoint(eager=True)
     edges = node_edges(links, heads, cut=cut, containment_cut=containment_cut).localCheckpoint(
         eager=True

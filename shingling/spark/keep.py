@@ -81,7 +81,15 @@ def kept_clusters(decisions: DataFrame) -> DataFrame:
     )
 
 
-def deduplicated_corpus(corpus: DataFrame, removed: DataFrame, *, id_column: str) -> DataFrame:
-    """Raw corpus + removed table -> the corpus rows not removed, with the corpus's own columns."""
+def deduplicated_corpus(
+    corpus: DataFrame, removed: DataFrame, *, id_column: str, broadcast: bool = False
+) -> DataFrame:
+    """Raw corpus + removed table -> the corpus rows not removed, with the corpus's own columns.
+
+    ``broadcast``: send the removed ids to every task, so that the corpus keeps its partitions
+    and its order (no shuffle of its texts); for a removed table that fits in a task's memory.
+    """
     ids = removed.select(F.col(DOC_ID).alias("_removed_id"))
+    if broadcast:
+        ids = F.broadcast(ids)
     return corpus.join(ids, corpus[quoted(id_column)] == ids["_removed_id"], "left_anti")

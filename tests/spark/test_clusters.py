@@ -9,11 +9,14 @@ import pytest
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.testing import assertDataFrameEqual
 
+from shingling.decision import Link
+from shingling.decision import components as reference
 from shingling.spark.connected_components import (
     CLUSTER_ID,
     CLUSTER_SIZE,
     NotConvergedError,
     connected_components,
+    figures_in_one_task,
     is_star_forest,
     large_star,
     oriented_edges,
@@ -23,21 +26,8 @@ from shingling.spark.schemas import DOC_A, DOC_B, DOC_ID, JACCARD
 
 
 def reference_components(pairs: list[tuple]) -> list[tuple]:
-    """(doc_id, cluster_id, cluster_size) by union-find, in plain Python."""
-    parent: dict = {}
-
-    def find(x):  # noqa: ANN001, ANN202
-        parent.setdefault(x, x)
-        while parent[x] != x:
-            parent[x] = parent[parent[x]]
-            x = parent[x]
-        return x
-
-    for a, b in pairs:
-        ra, rb = find(a), find(b)
-        if ra != rb:
-            parent[max(ra, rb)] = min(ra, rb)  # the root is the smallest id, as in the job
-    roots = {x: find(x) for x in parent}
+    """(doc_id, cluster_id, cluster_size) by the library's union-find (shingling.decision)."""
+    roots = reference([Link(a, b, 1.0) for a, b in pairs])
     sizes = Counter(roots.values())
     return [(x, r, sizes[r]) for x, r in roots.items()]
 
@@ -121,3 +111,18 @@ def test_a_star_forest_is_recognised(spark: SparkSession) -> None:
     assert not is_star_forest(two_centres)
 
 
+@pytest.mark.parametrize("seed", [1, 2])
+def test_the_figures_of_one_task_are_the_components_figures(spark: SparkSession, seed: int) -> None:
+    """What the dedup summary compares with, computed in one task: the same counts as the table."""
+    rng = random.Random(seed)
+    pairs = [(rng.randrange(400), rng.randrange(400)) for _ in range(300)]
+    pairs = [(a, b) for a, b in pairs if a != b] + [(1000 + i, 1001 + i) for i in range(50)]
+    table = components(spark, pairs).collect()
+    sizes = Counter(r[CLUSTER_ID] for r in table)
+    assert figures_in_one_task(pair_frame(spark, pairs)) == {
+        "components": len(sizes),
+        "documents_in_components": len(table),
+        "largest_component": max(sizes.values()),
+        "would_remove": len(table) - len(sizes),
+    }
+    assert figures_in_one_task(pair_frame(spark, []))["components"] == 0

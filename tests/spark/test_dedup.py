@@ -282,9 +282,14 @@ def test_the_log_names_each_step(workdir: Path, caplog: pytest.LogCaptureFixture
     caplog.set_level(logging.INFO, logger="shingling")
     assert run_dedup(workdir, "named") == ExitCode.OK
     steps = [m for m in caplog.messages if m.startswith("step ")]
-    names = ["deciding", "connected components, for comparison", "writing the deduplicated corpus"]
+    names = [
+        "checking the corpus",
+        "deciding",
+        "connected components, for comparison",
+        "writing the deduplicated corpus",
+    ]
     for n, name in enumerate(names, start=1):
         assert any(
-            m.startswith(f"step {n} of 3: {name} (") or m == f"step {n} of 3: {name}" for m in steps
+            m.startswith(f"step {n} of 4: {name} (") or m == f"step {n} of 4: {name}" for m in steps
         ), (name, steps)
-        assert any(m.startswith(f"step {n} of 3: {name} done in ") for m in steps), (name, steps)
+        assert any(m.startswith(f"step {n} of 4: {name} done in ") for m in steps), (name, steps)

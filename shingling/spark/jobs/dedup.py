@@ -43,17 +43,23 @@ from pyspark.sql import functions as F
 from shingling import config as config_module
 from shingling.decision import EXCERPT, KEPT
 from shingling.errors import EXIT_CODES_HELP, BadInputError, ConfigError
-from shingling.spark.connected_components import CLUSTER_ID, CLUSTER_SIZE, connected_components
+from shingling.spark.connected_components import (
+    CLUSTER_ID,
+    CLUSTER_SIZE,
+    connected_components,
+    figures_in_one_task,
+)
 from shingling.spark.decide import DECISION_RELATION, KEPT_ID, decisions, linked_ids, usable_links
 from shingling.spark.io import (
     AtomicOutput,
     check_job_paths,
     path_exists,
-    quoted,
     read_corpus,
     read_input,
 )
 from shingling.spark.keep import (
+    KEEP_KEY,
+    LONGEST,
     deduplicated_corpus,
     keep_key,
     keep_keys,
@@ -61,8 +67,12 @@ from shingling.spark.keep import (
     removed_documents,
 )
 from shingling.spark.paths import is_local, local_part
-from shingling.spark.run_checks import check_corpus_texts
-from shingling.spark.schemas import DOC_A, DOC_ID, EXACT
+from shingling.spark.run_checks import (
+    CORPUS_CHECKSUM,
+    check_corpus_texts,
+    refuse_other_texts,
+)
+from shingling.spark.schemas import DOC_A, DOC_ID, EXACT, SKIP_REASON, TEXT, TEXT_CHECKSUM
 from shingling.spark.session import Steps, Work, run_main
 
 log = logging.getLogger("shingling")
@@ -178,6 +188,11 @@ def dedup_reads(input_path: str, run_path: str) -> dict[str, str | None]:
 
 _COALESCE = "spark.sql.adaptive.coalescePartitions.enabled"
 
+#: Up to this many removed documents, their ids go to every task (a broadcast) and the corpus is
+#: written in its own order, read and filtered in one pass, without a shuffle of its texts; past
+#: it, the corpus is joined with them through a shuffle (hash-partitioned by id).
+BROADCAST_REMOVED = 4_000_000
+
 
 def write_sorted(df: DataFrame, path: str, keys: list[str | Column], *, partitions: int) -> None:
     """Write hash-partitioned on the first key and sorted by all: same rows, same files, same bytes.
@@ -194,18 +209,60 @@ def write_sorted(df: DataFrame, path: str, keys: list[str | Column], *, partitio
         spark.conf.set(_COALESCE, previous)
 
 
-def check_documents_present(clusters: DataFrame, corpus: DataFrame, *, id_column: str) -> None:
-    """Refuse a corpus that lacks documents of the run's pairs: it is not the run's corpus."""
-    ids = corpus.select(corpus[quoted(id_column)].alias(DOC_ID))
-    missing = [
-        r[DOC_ID]
-        for r in clusters.join(ids, DOC_ID, "left_anti").orderBy(DOC_ID).limit(5).collect()
-    ]
-    if missing:
-        raise BadInputError(
-            "documents of the run's pairs are not in the corpus (is --input the corpus of --run?);"
-            f" missing ids include {', '.join(map(repr, missing))}"
+def corpus_facts(
+    cfg: config_module.Config,
+    texts: DataFrame,
+    corpus: DataFrame,
+    documents: DataFrame,
+    linked: DataFrame,
+    *,
+    source: str,
+) -> DataFrame | None:
+    """Check that the corpus holds the run's texts of the documents to decide on, and return their
+    keep keys (doc_id, keep_key), None for ``smallest_id``.
+
+    ``texts``: the corpus as (doc_id, text); ``corpus``: as read (its own columns, for a
+    ``column:<name>`` policy); ``documents``: the run's documents table, restricted to ``linked``
+    (doc_id), the documents of a usable pair. When the documents table records text checksums,
+    one pass over the texts computes, in the JVM, each text's checksum and length (the key of
+    ``longest``); only ids and numbers are shuffled, never texts.
+
+    Raises:
+        BadInputError: a document to decide on is missing from the corpus or has another text there
+            (exit 3), or the policy names a column the corpus lacks.
+    """
+    key = keep_key(corpus, keep=cfg.dedup.keep, text_column=cfg.input.text_column)
+    if TEXT_CHECKSUM not in documents.columns:  # a run made before checksums were recorded
+        check_corpus_texts(
+            texts.join(linked, DOC_ID, "left_semi"), documents, unit=cfg.sketch.unit, source=source
         )
+        return None if key is None else keep_keys(corpus, id_column=cfg.input.id_column, key=key)
+    facts = (
+        documents.where(F.col(SKIP_REASON).isNull())
+        .select(DOC_ID, TEXT_CHECKSUM)
+        .join(
+            texts.where(F.col(TEXT).isNotNull()).select(
+                DOC_ID,
+                F.xxhash64(TEXT).alias(CORPUS_CHECKSUM),
+                F.length(TEXT).alias(KEEP_KEY),
+            ),
+            DOC_ID,
+            "left",
+        )
+        .localCheckpoint(eager=True)
+    )
+    refuse_other_texts(facts, TEXT_CHECKSUM, source=source)
+    repeated = facts.groupBy(DOC_ID).count().where(F.col("count") > 1).limit(1).collect()
+    if repeated:
+        raise BadInputError(
+            f"document {repeated[0][DOC_ID]!r} of the run is in {source} more than once: the"
+            " corpus must hold the run's documents once each; pass the corpus the run read"
+        )
+    if key is None:
+        return None
+    if cfg.dedup.keep == LONGEST:
+        return facts.select(DOC_ID, KEEP_KEY)
+    return keep_keys(corpus, id_column=cfg.input.id_column, key=key)
 
 
 def is_exact_run(run_config: dict[str, Any]) -> bool:
@@ -303,20 +360,19 @@ def run(
                 f" {id_column!r} is {texts.schema[DOC_ID].dataType.simpleString()}:"
                 " not the run's corpus"
             )
+        steps = Steps(spark, 4)
+        stage = time.monotonic()
+        steps.start("checking the corpus", "it must hold the texts of the run's pairs")
         # the decision stands on the run's texts: the corpus must hold them (those it decides on)
         linked = linked_ids(usable_links(pairs, cut=cut, containment_cut=containment_cut))
-        check_corpus_texts(
-            texts.join(linked, DOC_ID, "left_semi"),
-            spark.read.parquet(f"{run_path}/documents").join(linked, DOC_ID, "left_semi"),
-            unit=cfg.sketch.unit,
-            source=input_path,
-        )
-        key = keep_key(corpus, keep=cfg.dedup.keep, text_column=text_column)
-        steps = Steps(spark, 3 + cfg.clusters.components)
+        linked = linked.localCheckpoint(eager=True)
+        documents = spark.read.parquet(f"{run_path}/documents").join(linked, DOC_ID, "left_semi")
+        keys = corpus_facts(cfg, texts, corpus, documents, linked, source=input_path)
+        seconds["check"] = time.monotonic() - stage
+        steps.done()
 
         stage = time.monotonic()
         steps.start("deciding", f"keep {cfg.dedup.keep} first, cut {cut:.3f}")
-        keys = None if key is None else keep_keys(corpus, id_column=id_column, key=key)
         decided = decisions(
             pairs,
             keys,
@@ -327,9 +383,7 @@ def run(
             finish_edges=cfg.dedup.finish_edges,
             component_rounds=cfg.clusters.max_rounds,
         )
-        write_sorted(decided.decisions, out.table("decisions"), [DOC_ID], partitions=partitions)
-        table = spark.read.parquet(out.table("decisions"))
-        check_documents_present(table, corpus, id_column=id_column)
+        table = decided.decisions.localCheckpoint(eager=True)
         write_sorted(
             kept_clusters(table), out.table("clusters"), [CLUSTER_ID, DOC_ID], partitions=partitions
         )
@@ -344,37 +398,39 @@ def run(
             "finished_in_one_task": decided.finished_edges,
             **count_decisions(in_favour),
         }
-        out.files.delete(out.table("decisions"))  # clusters/ and removed/ hold it all
         seconds["decide"] = time.monotonic() - stage
         steps.done(json.dumps(summary["decision"]))
 
         stage = time.monotonic()
         steps.start("connected components, for comparison")
         links = usable_links(pairs, cut=cut, containment_cut=containment_cut)
-        components = connected_components(links, max_rounds=cfg.clusters.max_rounds)
-        if cfg.clusters.components:
-            write_sorted(
-                components.clusters,
-                out.table("components"),
-                [CLUSTER_ID, DOC_ID],
-                partitions=partitions,
-            )
-            found = spark.read.parquet(out.table("components"))
+        if not cfg.clusters.components and decided.one_task:  # the graph fits one task
+            summary["components"] = {"rounds": 0, **figures_in_one_task(links)}
         else:
-            found = components.clusters
-        summary["components"] = {"rounds": components.rounds, **count_components(found)}
+            components = connected_components(links, max_rounds=cfg.clusters.max_rounds)
+            if cfg.clusters.components:
+                write_sorted(
+                    components.clusters,
+                    out.table("components"),
+                    [CLUSTER_ID, DOC_ID],
+                    partitions=partitions,
+                )
+                found = spark.read.parquet(out.table("components"))
+            else:
+                found = components.clusters
+            summary["components"] = {"rounds": components.rounds, **count_components(found)}
         seconds["components"] = time.monotonic() - stage
         steps.done(json.dumps(summary["components"]))
 
         stage = time.monotonic()
         steps.start("writing the deduplicated corpus")
         removed = spark.read.parquet(out.table("removed"))
-        write_sorted(
-            deduplicated_corpus(corpus, removed, id_column=id_column),
-            out.table("corpus"),
-            [corpus[quoted(id_column)], corpus[quoted(text_column)]],
-            partitions=partitions,
-        )
+        deduplicated_corpus(
+            corpus,
+            removed,
+            id_column=id_column,
+            broadcast=summary["decision"]["removed"] <= BROADCAST_REMOVED,
+        ).write.parquet(out.table("corpus"))
         written = spark.read.parquet(out.table("corpus")).count()
         removed_count = summary["decision"]["removed"]
         summary["corpus"] = {

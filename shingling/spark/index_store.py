@@ -97,6 +97,10 @@ STAGING = "_staging"
 # in a pair table, and in each run's staging directory in it: the index it belongs to
 OWNER = "_owner.json"
 PAIRS_FORMAT = "shingling-pairs"
+DECISIONS_FORMAT = "shingling-decisions"
+#: The tables of a decisions table (--decisions): each a partition per night, like the pairs.
+KEPT_TABLE = "kept"
+REMOVED_TABLE = "removed"
 _RUN_ID = re.compile(r"^[0-9a-f]{12}$")
 _ISO_DATE = re.compile(r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$")
 
@@ -197,14 +201,23 @@ def _write_postings(documents: DataFrame, path: str, postings: int, options: Wri
 
 
 def check_index_owned(
-    index_path: str, pairs_path: str | None, reads: dict[str, str | None] | None = None
+    index_path: str,
+    pairs_path: str | None,
+    reads: dict[str, str | None] | None = None,
+    decisions_path: str | None = None,
 ) -> None:
-    """Before Spark starts: refuse a local --index or --output that is not this index's
-    (:meth:`IndexStore.check_owned`, exit 2). Other filesystems are checked by the run itself,
-    once its session is there, still before anything is written."""
-    if is_local(index_path) and (pairs_path is None or is_local(pairs_path)):
+    """Before Spark starts: refuse a local --index, --output or --decisions that is not this
+    index's (:meth:`IndexStore.check_owned`, exit 2). Other filesystems are checked by the run
+    itself, once its session is there, still before anything is written."""
+    if all(is_local(p) for p in (index_path, pairs_path, decisions_path) if p is not None):
         # local paths need no session (shingling.spark.io.Files works with os alone)
-        IndexStore(None, index_path, pairs_path, reads=reads).check_owned()  # type: ignore[arg-type]
+        IndexStore(
+            None,  # type: ignore[arg-type]
+            index_path,
+            pairs_path,
+            reads=reads,
+            decisions_path=decisions_path,
+        ).check_owned()
 
 
 def add_lock_argument(parser: argparse.ArgumentParser) -> None:
@@ -214,6 +227,174 @@ def add_lock_argument(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="remove a dead run's lock first (only needed on filesystems without flock, e.g. HDFS)",
     )
+
+
+class PublishedTable:
+    """A table the index's runs publish a partition into, ``run_date=<date>/``, owned by one index:
+    the pair table (``--output``) and a nightly's decisions (``--decisions``: ``kept/`` and
+    ``removed/``, each partitioned by run date).
+
+    A run stages its partitions under ``<table>/_staging/<run id>/`` (marked as this index's),
+    the commit makes them due, and :meth:`publish` renames them into place; a killed run's
+    committed partitions are published by the next run's recovery, its uncommitted ones deleted.
+    Nothing outside the table is ever moved or deleted, whatever a manifest says.
+    """
+
+    def __init__(
+        self,
+        store: IndexStore,
+        path: str,
+        *,
+        role: str,
+        noun: str,
+        marker: str,
+        parts: tuple[str, ...] = ("",),
+    ) -> None:
+        self.store, self.path, self.role, self.noun = store, path, role, noun
+        self.marker, self.parts = marker, parts
+
+    def staging_dir(self, run_id: str) -> str:
+        """A run's staging directory in this table."""
+        assert _RUN_ID.match(run_id), run_id
+        return f"{self.path}/{STAGING}/{run_id}"
+
+    @staticmethod
+    def _partition(run_date: str, part: str) -> str:
+        return f"{part}/run_date={run_date}" if part else f"run_date={run_date}"
+
+    def staged(self, run_id: str, run_date: str, part: str = "") -> str:
+        """Where a run stages a partition: in this run's table, whatever the manifest recorded."""
+        return f"{self.staging_dir(run_id)}/{self._partition(run_date, part)}"
+
+    def final(self, run_date: str, part: str = "") -> str:
+        return f"{self.path}/{self._partition(run_date, part)}"
+
+    def owner(self) -> dict[str, Any] | None:
+        """The table's owner marker, None if it has none."""
+        found = self.store._read_json(f"{self.path}/{OWNER}")
+        if found is not None and found.get("format") != self.marker:
+            raise ForeignPathError(
+                f"{self.role} {self.path}: its {OWNER} is not a shingling {self.noun}'s; nothing"
+                " was written or deleted"
+            )
+        return found
+
+    def check_owned(self, index_id: str | None, runs: set[str]) -> None:
+        """Refuse a table that is not this index's (:meth:`IndexStore.check_owned`)."""
+        files = self.store.files
+        if files.exists(self.path) and not self.store._is_directory(self.path):
+            raise ForeignPathError(
+                f"{self.role} {self.path} exists and is not a directory; nothing was written"
+            )
+        owner = self.owner()
+        if owner is not None:
+            if index_id is None or owner.get("index_id") != index_id:
+                raise ForeignPathError(
+                    f"{self.role} {self.path} is the {self.noun} of another index"
+                    f" ({owner.get('index')}): a {self.noun} belongs to one index, and this one is"
+                    f" {self.store.root}; nothing was written or deleted; choose another"
+                    f" {self.role}"
+                )
+            return
+        # a pair table made before owner markers holds only partitions of this index's runs
+        others = [
+            n
+            for n in files.list_names(self.path)
+            if n != STAGING
+            and not (self.parts == ("",) and n.startswith("run_date=") and n[9:] in runs)
+        ]
+        if others:
+            raise ForeignPathError(
+                f"{self.role} {self.path} exists and is not the {self.noun} of index"
+                f" {self.store.root} (no {OWNER}, and it holds {', '.join(others[:4])}"
+                f"{', ...' if len(others) > 4 else ''}): it is never written into nor cleaned;"
+                " choose a new or empty directory"
+            )
+
+    def claim(self, index_id: str) -> None:
+        """Mark the table as this index's (an exclusive create: of two runs racing, one wins)."""
+        marker = json.dumps({"format": self.marker, "index_id": index_id, "index": self.store.root})
+        if not self.store.files.create_exclusive(f"{self.path}/{OWNER}", marker + "\n"):
+            owner = self.owner()
+            if owner is None or owner.get("index_id") != index_id:
+                raise ForeignPathError(
+                    f"{self.role} {self.path} became the {self.noun} of another index"
+                    f" ({owner.get('index') if owner else '?'}) during this run; nothing committed"
+                )
+
+    def mark_staging(self, index_id: str | None, run_id: str) -> None:
+        """Mark a run's staging directory as this index's, before anything is staged in it:
+        recovery deletes only staging so marked (or a committed run's, once published)."""
+        marker = json.dumps({"format": self.marker, "index_id": index_id, "run_id": run_id})
+        self.store.files.write_text(f"{self.staging_dir(run_id)}/{OWNER}", marker + "\n")
+
+    def owns_staging(self, index_id: str | None, name: str) -> bool:
+        """Whether ``_staging/<name>`` is a staging directory this index marked."""
+        if index_id is None or not _RUN_ID.match(name):
+            return False
+        path = self.staging_dir(name)
+        if not self.store._inside(path, self.path):
+            return False
+        try:
+            owner = self.store._read_json(f"{path}/{OWNER}")
+        except BadInputError:
+            return False
+        return owner is not None and owner.get("index_id") == index_id
+
+    def delete_staging(self, run_id: str) -> bool:
+        """Delete a run's staging directory once it holds no partition; True if done."""
+        files = self.store.files
+        path = self.staging_dir(run_id)
+        if not files.exists(path):
+            return True
+        left = [
+            n
+            for n in files.list_names(path)
+            if n != OWNER and not (n in self.parts and not files.list_names(f"{path}/{n}"))
+        ]
+        if left or not self.store._inside(path, self.path):
+            return False
+        files.delete(path)
+        return True
+
+    def publish(self, run_id: str, run_date: str) -> int:
+        """Move a run's staged partitions into place (those not yet there); how many moved."""
+        moved = 0
+        for part in self.parts:
+            staged, final = self.staged(run_id, run_date, part), self.final(run_date, part)
+            if self.store.files.is_dir(staged) and not self.store.files.exists(final):
+                self.store.files.rename_dir(staged, final)
+                moved += 1
+        self.delete_staging(run_id)
+        return moved
+
+    def unpublish(self, run_id: str, run_date: str) -> bool:
+        """Move a run's published partitions back to its staging; whether any was there."""
+        moved = False
+        self.mark_staging(self.store.index_id, run_id)  # so that recovery may delete it once undone
+        for part in self.parts:
+            staged, final = self.staged(run_id, run_date, part), self.final(run_date, part)
+            if self.store.files.exists(final):
+                self.store.files.rename_dir(final, staged)
+                moved = True
+        return moved
+
+    def recover(self, index_id: str | None) -> int:
+        """Delete the staging directories this index marked (after committed runs' partitions were
+        published); returns how many."""
+        deleted = 0
+        for name in self.store.files.list_names(f"{self.path}/{STAGING}"):
+            if self.owns_staging(index_id, name):
+                self.store.files.delete(self.staging_dir(name))
+                deleted += 1
+            else:
+                log.warning(
+                    "left %s/%s/%s in place: no run of this index staged it",
+                    self.path,
+                    STAGING,
+                    name,
+                )
+        return deleted
 
 
 class IndexStore:
@@ -226,13 +407,16 @@ class IndexStore:
         pairs_path: str | None,
         *,
         reads: dict[str, str | None] | None = None,
+        decisions_path: str | None = None,
     ) -> None:
-        """``reads``: the other paths the run reads (role -> path); the index and the pair table
-        must be apart from them and from each other (shingling/spark/paths.py, exit 2)."""
+        """``reads``: the other paths the run reads (role -> path); the index, the pair table and
+        the decisions table must be apart from them and from each other (shingling/spark/paths.py,
+        exit 2)."""
         check_output_name("--index", index_path)
         check_output_name("--output", pairs_path)
+        check_output_name("--decisions", decisions_path)
         check_paths(
-            {"--index": index_path, "--output": pairs_path},
+            {"--index": index_path, "--output": pairs_path, "--decisions": decisions_path},
             dict(reads or {}),
             lambda p: qualified(spark, p),
         )
@@ -241,6 +425,26 @@ class IndexStore:
         self.pairs = self._qualified(pairs_path) if pairs_path else None
         self.files = Files(spark, is_local(self.root))
         self.index_id: str | None = None  # read by check_owned, written by claim
+        self.pair_table = (
+            PublishedTable(
+                self, self.pairs, role="--output", noun="pair table", marker=PAIRS_FORMAT
+            )
+            if self.pairs
+            else None
+        )
+        self.decision_table = (
+            PublishedTable(
+                self,
+                self._qualified(decisions_path),
+                role="--decisions",
+                noun="decisions table",
+                marker=DECISIONS_FORMAT,
+                parts=(KEPT_TABLE, REMOVED_TABLE),
+            )
+            if decisions_path
+            else None
+        )
+        self.tables = [t for t in (self.pair_table, self.decision_table) if t is not None]
 
     def _qualified(self, path: str) -> str:
         path = path.rstrip("/")
@@ -295,17 +499,6 @@ class IndexStore:
             )
         return str(found["index_id"])
 
-    def _pairs_owner(self) -> dict[str, Any] | None:
-        """The pair table's owner marker, None if it has none."""
-        assert self.pairs is not None
-        found = self._read_json(f"{self.pairs}/{OWNER}")
-        if found is not None and found.get("format") != PAIRS_FORMAT:
-            raise ForeignPathError(
-                f"--output {self.pairs}: its {OWNER} is not a shingling pair table's; nothing was"
-                " written or deleted"
-            )
-        return found
-
     def check_owned(self) -> Manifest | None:
         """Refuse, before anything is written or deleted, an --index that is not an index of
         ours and a pair table that is not this index's (:class:`ForeignPathError`, exit 2).
@@ -342,38 +535,10 @@ class IndexStore:
                 f"{', ...' if len(names) > 4 else ''}): it is never written into nor cleaned;"
                 " choose a new or empty directory"
             )
-        if self.pairs:
-            self._check_pairs_owned(manifest)
-        return manifest
-
-    def _check_pairs_owned(self, manifest: Manifest | None) -> None:
-        assert self.pairs is not None
-        if self.files.exists(self.pairs) and not self._is_directory(self.pairs):
-            raise ForeignPathError(
-                f"--output {self.pairs} exists and is not a directory; nothing was written"
-            )
-        owner = self._pairs_owner()
-        if owner is not None:
-            if self.index_id is None or owner.get("index_id") != self.index_id:
-                raise ForeignPathError(
-                    f"--output {self.pairs} is the pair table of another index"
-                    f" ({owner.get('index')}): a pair table belongs to one index, and this one is"
-                    f" {self.root}; nothing was written or deleted; choose another --output"
-                )
-            return
         runs = set(manifest.runs) if manifest else set()
-        others = [
-            n
-            for n in self.files.list_names(self.pairs)
-            if n != STAGING and not (n.startswith("run_date=") and n[len("run_date=") :] in runs)
-        ]
-        if others:
-            raise ForeignPathError(
-                f"--output {self.pairs} exists and is not the pair table of index {self.root}"
-                f" (no {OWNER}, and it holds {', '.join(others[:4])}"
-                f"{', ...' if len(others) > 4 else ''}): it is never written into nor cleaned;"
-                " choose a new or empty directory"
-            )
+        for table in self.tables:
+            table.check_owned(self.index_id, runs)
+        return manifest
 
     def claim(self) -> None:
         """Under the lock, before anything else is written: give a new index its identity and
@@ -389,16 +554,9 @@ class IndexStore:
             )
             self.files.create_exclusive(f"{self.root}/{IDENTITY}", created + "\n")
             self.index_id = self._identity()
-        if self.pairs is None:
-            return
-        marker = json.dumps({"format": PAIRS_FORMAT, "index_id": self.index_id, "index": self.root})
-        if not self.files.create_exclusive(f"{self.pairs}/{OWNER}", marker + "\n"):
-            owner = self._pairs_owner()
-            if owner is None or owner.get("index_id") != self.index_id:
-                raise ForeignPathError(
-                    f"--output {self.pairs} became the pair table of another index"
-                    f" ({owner.get('index') if owner else '?'}) during this run; nothing committed"
-                )
+        assert self.index_id is not None
+        for table in self.tables:
+            table.claim(self.index_id)
 
     def segment_dir(self, segment_id: str) -> str:
         """Where a segment the manifest names lives; BadInputError (exit 3) for an id that is not
@@ -414,46 +572,29 @@ class IndexStore:
 
     def staging_dir(self, run_id: str) -> str:
         """A run's staging directory in the pair table."""
-        assert self.pairs is not None and _RUN_ID.match(run_id), run_id
-        return f"{self.pairs}/{STAGING}/{run_id}"
+        assert self.pair_table is not None
+        return self.pair_table.staging_dir(run_id)
 
     def staged_pairs(self, run_id: str, run_date: str) -> str:
         """Where a run stages its pair partition: in this run's --output, whatever the manifest
         recorded (an index or pair table moved since keeps working, and an edited manifest cannot
         name a path elsewhere)."""
-        return f"{self.staging_dir(run_id)}/run_date={run_date}"
+        assert self.pair_table is not None
+        return self.pair_table.staged(run_id, run_date)
 
     def final_pairs(self, run_date: str) -> str:
-        assert self.pairs is not None
-        return f"{self.pairs}/run_date={run_date}"
+        assert self.pair_table is not None
+        return self.pair_table.final(run_date)
 
     def mark_staging(self, run_id: str) -> None:
-        """Mark a run's staging directory as this index's, before anything is staged in it:
-        recovery deletes only staging so marked (or a committed run's, once published)."""
-        marker = json.dumps({"format": PAIRS_FORMAT, "index_id": self.index_id, "run_id": run_id})
-        self.files.write_text(f"{self.staging_dir(run_id)}/{OWNER}", marker + "\n")
-
-    def _owns_staging(self, name: str) -> bool:
-        """Whether ``_staging/<name>`` is a staging directory this index marked."""
-        if self.pairs is None or self.index_id is None or not _RUN_ID.match(name):
-            return False
-        path = self.staging_dir(name)
-        if not self._inside(path, self.pairs):
-            return False
-        try:
-            owner = self._read_json(f"{path}/{OWNER}")
-        except BadInputError:
-            return False
-        return owner is not None and owner.get("index_id") == self.index_id
+        """Mark a run's staging directory in each published table as this index's, before
+        anything is staged in it."""
+        for table in self.tables:
+            table.mark_staging(self.index_id, run_id)
 
     def _delete_staging(self, run_id: str) -> bool:
-        """Delete a run's staging directory once it holds nothing but its marker; True if done."""
-        path = self.staging_dir(run_id)
-        left = [n for n in self.files.list_names(path) if n != OWNER]
-        if left or not self._inside(path, self.pairs or ""):
-            return False
-        self.files.delete(path)
-        return True
+        """Delete a run's staging directories that hold no partition; True if all are gone."""
+        return all([table.delete_staging(run_id) for table in self.tables])
 
     # -- lock ---------------------------------------------------------------------------------
     @contextlib.contextmanager
@@ -514,16 +655,19 @@ class IndexStore:
         the runs' ids, never from paths a manifest records.
         """
         done = {"pair_partitions_published": 0, "leftovers_deleted": 0}
+        if self.decision_table is not None:
+            done["decision_partitions_published"] = 0
         listed = {s.id for s in manifest.segments} if manifest else set()
-        for run_date, run in manifest.runs.items() if manifest and self.pairs else ():
+        for run_date, run in manifest.runs.items() if manifest else ():
             run_id = str(run.get("run_id", ""))
             if not (_RUN_ID.match(run_id) and _ISO_DATE.match(run_date)):
                 continue
-            staged, final = self.staged_pairs(run_id, run_date), self.final_pairs(run_date)
-            if self.files.is_dir(staged) and not self.files.exists(final):
-                self.files.rename_dir(staged, final)
-                self._delete_staging(run_id)
-                done["pair_partitions_published"] += 1
+            if self.pair_table is not None:
+                moved = self.pair_table.publish(run_id, run_date)
+                done["pair_partitions_published"] += moved
+            if self.decision_table is not None:
+                moved = self.decision_table.publish(run_id, run_date)
+                done["decision_partitions_published"] += min(moved, 1)
         segments = f"{self.root}/{SEGMENTS}"
         for name in self.files.list_names(segments):
             path = segment_path(self.root, name)
@@ -541,18 +685,8 @@ class IndexStore:
         for name in self.files.list_names(self.root):
             if re.match(rf"^{re.escape(MANIFEST)}\.tmp-[0-9a-f]{{12}}$", name):
                 self.files.delete(f"{self.root}/{name}")
-        if self.pairs:
-            for name in self.files.list_names(f"{self.pairs}/{STAGING}"):
-                if self._owns_staging(name):
-                    self.files.delete(self.staging_dir(name))
-                    done["leftovers_deleted"] += 1
-                else:
-                    log.warning(
-                        "left %s/%s/%s in place: no run of this index staged it",
-                        self.pairs,
-                        STAGING,
-                        name,
-                    )
+        for table in self.tables:
+            done["leftovers_deleted"] += table.recover(self.index_id)
         return done
 
     def live_documents(self, manifest: Manifest) -> DataFrame | None:
@@ -698,6 +832,20 @@ class Transaction:
         self.store.mark_staging(self.run_id)
         pairs.write.parquet(self.staged_pairs)
 
+    def stage_decisions(self, decisions: DataFrame) -> None:
+        """Write the night's kept and removed documents aside in the decisions table (--decisions),
+        from its decisions (doc_id, kept_id, relation, jaccard, containment, exact_duplicate)."""
+        table = self.store.decision_table
+        if table is None:
+            return
+        table.mark_staging(self.store.index_id, self.run_id)
+        kept = decisions.where(F.col("relation") == F.lit("kept")).select(DOC_ID)
+        removed = decisions.where(F.col("relation") != F.lit("kept"))
+        for part, rows in ((KEPT_TABLE, kept), (REMOVED_TABLE, removed)):
+            rows.coalesce(1).sortWithinPartitions(DOC_ID).write.parquet(
+                table.staged(self.run_id, self.run_date, part)
+            )
+
     def write_index(
         self, live: DataFrame | None, documents: int, options: WriteOptions
     ) -> SegmentInfo:
@@ -741,6 +889,9 @@ class Transaction:
         entry = {"segment": self.segment_id, "run_id": self.run_id, **run}
         if self.staged_pairs:
             entry.update(staged_pairs=self.staged_pairs, final_pairs=self.final_pairs)
+        table = self.store.decision_table
+        if table is not None and self.store.files.exists(table.staging_dir(self.run_id)):
+            entry.update(decisions=table.path)
         new = replace(
             self.base,
             version=self.base.version + 1,
@@ -761,27 +912,26 @@ class Transaction:
         if self.committed:
             return
         self.store.files.delete(self.segment)
-        if self.store.pairs:
-            self.store.files.delete(self.store.staging_dir(self.run_id))
+        for table in self.store.tables:
+            self.store.files.delete(table.staging_dir(self.run_id))
 
-    def publish_pairs(self) -> None:
-        """Step 6: move the staged pair partition into the pair table.
+    def publish(self) -> None:
+        """Step 6: move the staged partitions into the pair table (and the decisions table).
 
         A failure here comes after the commit point: it raises :class:`CommittedError`, which says
         the run is committed and how to finish (the next run on this index publishes the partition).
         """
-        if not (self.staged_pairs and self.final_pairs):
-            return
-        try:
-            self.store.files.rename_dir(self.staged_pairs, self.final_pairs)
-            self.store.files.delete(self.store.staging_dir(self.run_id))
-        except Exception as e:
-            raise CommittedError(
-                f"run {self.run_date} IS COMMITTED as version {self.base.version + 1} of index"
-                f" {self.store.root}, but its pair partition was not published ({e}): it is staged"
-                f" at {self.staged_pairs}; the next run on this index moves it to"
-                f" {self.final_pairs}, or move it there yourself"
-            ) from e
+        for table in self.store.tables:
+            try:
+                table.publish(self.run_id, self.run_date)
+            except Exception as e:
+                raise CommittedError(
+                    f"run {self.run_date} IS COMMITTED as version {self.base.version + 1} of index"
+                    f" {self.store.root}, but its {table.noun} partition was not published ({e}):"
+                    f" it is staged at {table.staged(self.run_id, self.run_date, table.parts[0])};"
+                    f" the next run on this index moves it to"
+                    f" {table.final(self.run_date, table.parts[0])}, or move it there yourself"
+                ) from e
 
 
 class Compaction:
@@ -929,7 +1079,13 @@ class Rollback:
                 f"run {run_date} wrote a pair partition ({run.get('final_pairs')}): pass its pair"
                 " table as --output, so that it is taken back with the index; nothing was changed"
             )
-        self.moved = False
+        if store.decision_table is None and run.get("decisions"):
+            raise ConfigError(
+                f"run {run_date} wrote its kept and removed documents to {run.get('decisions')}:"
+                " pass that table as --decisions, so that they are taken back with the index;"
+                " nothing was changed"
+            )
+        self.moved: list[PublishedTable] = []
         self.committed = False
 
     def _previous(self) -> Manifest:
@@ -981,19 +1137,15 @@ class Rollback:
 
     def unpublish(self) -> None:
         """Step 1: move the night's pair partition back to the path it is published from."""
-        store = self.store
-        if store.pairs is None:
-            return
-        staged = store.staged_pairs(self.night_run_id, self.run_date)
-        final = store.final_pairs(self.run_date)
-        store.mark_staging(self.night_run_id)  # so that recovery may delete it once undone
-        if store.files.exists(final):
-            store.files.rename_dir(final, staged)
-            self.moved = True
-        elif not store.files.exists(staged):
-            log.warning(
-                "%s holds no partition %s: only the index is taken back", store.pairs, final
-            )
+        for table in self.store.tables:
+            if table.unpublish(self.night_run_id, self.run_date):
+                self.moved.append(table)
+            elif not self.store.files.exists(table.staging_dir(self.night_run_id)):
+                log.warning(
+                    "%s holds no partition run_date=%s: only the index is taken back",
+                    table.path,
+                    self.run_date,
+                )
 
     def commit(self) -> Manifest:
         """Step 2: the version before the night, committed again as the next version."""
@@ -1009,19 +1161,18 @@ class Rollback:
 
     def abort(self) -> None:
         """Before the commit: put the pair partition back in the pair table."""
-        if self.committed or self.store.pairs is None:
+        if self.committed:
             return
-        if self.moved:
-            staged = self.store.staged_pairs(self.night_run_id, self.run_date)
-            self.store.files.rename_dir(staged, self.store.final_pairs(self.run_date))
+        for table in self.moved:
+            table.publish(self.night_run_id, self.run_date)
         self.store._delete_staging(self.night_run_id)
 
     def delete_night(self) -> None:
         """Step 3, after the commit: the night's segment and staged pair partition."""
         assert self.committed
         self.store.files.delete(self.segment)
-        if self.store.pairs is not None:
-            self.store.files.delete(self.store.staging_dir(self.night_run_id))
+        for table in self.store.tables:
+            self.store.files.delete(table.staging_dir(self.night_run_id))
 
 
 def check_run_date(value: str, *, allow_future: bool = False, today: date | None = None) -> str:

@@ -48,5 +48,5 @@ def committed(store: IndexStore, run_id: str = "aaaaaaaaaaaa", *, publish: bool)
     tx.info = SegmentInfo(tx.segment_id, date, documents=1, postings=0, superseded=0)
     tx.commit(settings, "string", {})
     if publish:
-        tx.publish_pairs()
+        tx.publish()
     return tx

@@ -25,8 +25,15 @@ from test_nightly import (  # tests/spark is on sys.path (rootdir mode)
     write_batch,
 )
 
+from shingling.errors import ConfigError, ExitCode
 from shingling.exact import shingle_set
-from shingling.spark.jobs import compact_index
+from shingling.spark.index_store import (
+    CommittedError,
+    ForeignPathError,
+    PublishedTable,
+    check_index_owned,
+)
+from shingling.spark.jobs import compact_index, nightly, undo_night
 
 DOCS = 260  # of the sample: its first ids, dense in copies and licence variants
 
@@ -115,3 +122,113 @@ def test_a_night_killed_after_deciding_leaves_nothing_and_its_rerun_keeps_the_pr
     kill_group(proc)
     run_night(spark, tmp_path, second, "2026-12-02")  # recovery, then the night again
     check_promises(decisions(tmp_path), corpus["doc_id"].to_pylist(), truth)
+
+
+# -- the night's kept and removed tables (--decisions) -------------------------------------------
+
+
+def published(tmp: Path, part: str) -> dict[str, list[dict]]:
+    """A decisions table's partitions (``kept`` or ``removed``), by run date."""
+    root = tmp / "decisions" / part
+    return {
+        p.name.removeprefix("run_date="): pq.read_table(p).to_pylist()
+        for p in sorted(root.glob("run_date=*"))
+    }
+
+
+def run_decided_night(spark: SparkSession, tmp: Path, batch: str, date: str) -> dict:
+    return nightly.run(
+        spark,
+        CFG,
+        batch_path=batch,
+        index_path=str(tmp / "index"),
+        pairs_path=str(tmp / "pairs"),
+        run_date=date,
+        decisions_path=str(tmp / "decisions"),
+    )
+
+
+def test_each_night_publishes_its_kept_and_removed_documents_beside_its_pairs(
+    spark: SparkSession, corpus: pa.Table, truth: set[frozenset], tmp_path: Path
+) -> None:
+    n = corpus.num_rows
+    nights = [np.arange(n // 2), np.arange(n // 2, n)]
+    dates = ["2026-12-01", "2026-12-02"]
+    for i, rows in enumerate(nights):
+        batch = write_batch(corpus, rows, tmp_path / f"b{i}.parquet")
+        run_decided_night(spark, tmp_path, batch, dates[i])
+    kept, removed = published(tmp_path, "kept"), published(tmp_path, "removed")
+    assert sorted(kept) == sorted(removed) == dates
+    for i, date in enumerate(dates):  # each night's partitions hold that night's documents
+        night = set(corpus.take(pa.array(nights[i]))["doc_id"].to_pylist())
+        ids = [r["doc_id"] for r in kept[date]] + [r["doc_id"] for r in removed[date]]
+        assert sorted(ids) == sorted(night)
+    # the tables are the index's decisions, and keep both promises over the nights
+    decided = {r["doc_id"]: r for rows in removed.values() for r in rows}
+    decided |= {r["doc_id"]: {"relation": "kept"} for rows in kept.values() for r in rows}
+    assert {d: r["relation"] for d, r in decided.items()} == {
+        d: r["relation"] for d, r in decisions(tmp_path).items()
+    }
+    assert check_promises(decided, corpus["doc_id"].to_pylist(), truth) > 20
+    assert not list((tmp_path / "decisions" / "_staging").glob("*"))
+    # undoing the last night takes its partitions back; without --decisions it is refused
+    with pytest.raises(ConfigError, match="--decisions"):
+        undo_night.undo(
+            spark, index_path=str(tmp_path / "index"), pairs_path=str(tmp_path / "pairs"),
+            run_date=dates[1],
+        )  # fmt: skip
+    undo_night.undo(
+        spark, index_path=str(tmp_path / "index"), pairs_path=str(tmp_path / "pairs"),
+        run_date=dates[1], decisions_path=str(tmp_path / "decisions"),
+    )  # fmt: skip
+    assert (
+        sorted(published(tmp_path, "kept")) == sorted(published(tmp_path, "removed")) == dates[:1]
+    )
+
+
+def test_a_night_killed_before_publishing_its_decisions_is_published_by_the_next(
+    spark: SparkSession, corpus: pa.Table, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Killed after the commit point, between its pairs and its decisions: the run says it IS
+    COMMITTED, and the next run's recovery publishes the staged partitions."""
+    first = write_batch(corpus, np.arange(100), tmp_path / "b0.parquet")
+    real = PublishedTable.publish
+
+    def dies_on_decisions(self: PublishedTable, run_id: str, run_date: str) -> int:
+        if self.role == "--decisions":
+            raise OSError("the process died here")
+        return real(self, run_id, run_date)
+
+    monkeypatch.setattr(PublishedTable, "publish", dies_on_decisions)
+    with pytest.raises(CommittedError, match="IS COMMITTED"):
+        run_decided_night(spark, tmp_path, first, "2026-12-01")
+    monkeypatch.setattr(PublishedTable, "publish", real)
+    assert (
+        published(tmp_path, "kept") == {} and (tmp_path / "pairs" / "run_date=2026-12-01").is_dir()
+    )
+    second = write_batch(corpus, np.arange(100, 140), tmp_path / "b1.parquet")
+    summary = run_decided_night(spark, tmp_path, second, "2026-12-02")
+    assert summary["recovered"]["decision_partitions_published"] == 1
+    assert sorted(published(tmp_path, "kept")) == ["2026-12-01", "2026-12-02"]
+    assert sorted(published(tmp_path, "removed")) == ["2026-12-01", "2026-12-02"]
+    assert not list((tmp_path / "decisions" / "_staging").glob("*"))
+
+
+def test_decisions_are_refused_where_they_cannot_be_written(tmp_path: Path) -> None:
+    """A --decisions directory that is not this index's, and --decisions for a night that decides
+    nothing (pairs.verify = false), are refused before anything is written."""
+    user = tmp_path / "mine"
+    user.mkdir()
+    (user / "notes.txt").write_text("mine")
+    with pytest.raises(ForeignPathError, match="--decisions"):
+        check_index_owned(
+            str(tmp_path / "index"), str(tmp_path / "pairs"), decisions_path=str(user)
+        )
+    assert (user / "notes.txt").read_text() == "mine" and not (tmp_path / "index").exists()
+    args = [
+        "--batch", str(CORPUS), "--index", str(tmp_path / "index"), "--output",
+        str(tmp_path / "pairs"), "--run-date", "2026-12-01", "--decisions",
+        str(tmp_path / "d"), "--set", "pairs.verify=false",
+    ]  # fmt: skip
+    assert nightly.main(args) == ExitCode.USAGE
+    assert not (tmp_path / "index").exists() and not (tmp_path / "d").exists()

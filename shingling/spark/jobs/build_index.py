@@ -226,7 +226,7 @@ def build(
             raise
         steps.done(f"index version {new.version}")
         steps.start("publishing the pairs", pairs_path or "no pair table")
-        tx.publish_pairs()
+        tx.publish()
         steps.done(f"{pairs_written} pairs")
     return {
         "job": "build_index",

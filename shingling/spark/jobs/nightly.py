@@ -98,10 +98,24 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     )
     parser.add_argument("--output", required=True, help="the pair table, partitioned by run_date")
     parser.add_argument("--run-date", required=True, help="this run's date, YYYY-MM-DD")
+    parser.add_argument(
+        "--decisions",
+        help="also publish the night's kept and removed documents to this directory:"
+        " kept/run_date=<date>/ and removed/run_date=<date>/ (needs pairs.verify, the default)",
+    )
     config_module.add_config_arguments(parser, overwrite=False)
     add_lock_argument(parser)
     add_future_date_argument(parser)
     return parser.parse_args(argv)
+
+
+def check_decisions_wanted(cfg: config_module.Config, decisions_path: str | None) -> None:
+    """Refuse --decisions for a night that decides nothing (pairs.verify = false)."""
+    if decisions_path and not cfg.pairs.verify:
+        raise ConfigError(
+            "--decisions: a night decides which documents to keep only on exact Jaccard"
+            " (pairs.verify = true, the default); this run has pairs.verify = false"
+        )
 
 
 def check_base(base: Manifest, run_date: str, settings: dict[str, Any]) -> None:
@@ -230,6 +244,7 @@ def run(
     pairs_path: str,
     run_date: str,
     break_lock: bool = False,
+    decisions_path: str | None = None,
 ) -> dict[str, Any]:
     """Lock, check, sketch, pair, write aside, commit, publish; returns the run summary."""
     started = time.monotonic()
@@ -241,12 +256,20 @@ def run(
         "batch": batch_path,
         "index": index_path,
         "output": pairs_path,
+        **({"decisions": decisions_path} if decisions_path else {}),
         "started_at": datetime.now(UTC).isoformat(timespec="seconds"),
     }
     settings = index_settings(cfg)
     options = write_options(cfg)
     seconds: dict[str, float] = {}
-    store = IndexStore(spark, index_path, pairs_path, reads={"--batch": batch_path})
+    check_decisions_wanted(cfg, decisions_path)
+    store = IndexStore(
+        spark,
+        index_path,
+        pairs_path,
+        reads={"--batch": batch_path},
+        decisions_path=decisions_path,
+    )
     store.check_owned()  # before the lock: a foreign directory is not even given a lock file
     with store.locked(run_id, break_lock=break_lock):
         store.claim()
@@ -370,6 +393,7 @@ def run(
                     others=others,
                 )
                 tx.write_decisions(decided.decisions)
+                tx.stage_decisions(spark.read.parquet(tx.decisions_path))
                 summary["decisions"] = {
                     "rounds": decided.rounds,
                     "finished_in_one_task": decided.finished_edges,
@@ -417,7 +441,7 @@ def run(
                 raise lost from e
             raise
         hook("committed")
-        tx.publish_pairs()
+        tx.publish()
         seconds["commit"] = time.monotonic() - stage
         steps.done(f"index version {new.version}")
     summary["index"] = {
@@ -441,8 +465,9 @@ def main(argv: list[str] | None = None) -> int:
     def prepare(args: argparse.Namespace) -> tuple[dict[str, str], Work]:
         cfg = config_module.load(args.config, args.set)
         run_date = check_run_date(args.run_date, allow_future=args.allow_future_date)
+        check_decisions_wanted(cfg, args.decisions)
         check_job_paths(
-            {"--index": args.index, "--output": args.output},
+            {"--index": args.index, "--output": args.output, "--decisions": args.decisions},
             {"--batch": args.batch},
             parquet=(args.batch,) if cfg.input.format == "parquet" else (),
             columns={"id": cfg.input.id_column, "text": cfg.input.text_column},
@@ -450,12 +475,15 @@ def main(argv: list[str] | None = None) -> int:
         check_nights_can_honour(cfg.sketch.unit, cfg.sketch.sample_mod, where="nightly")
         check_writable_dir("--index", args.index)
         check_writable_dir("--output", args.output)
+        check_writable_dir("--decisions", args.decisions)
         indexed = local_manifest(args.index)  # checked again under the lock
         if indexed is not None and indexed.version:
             # the settings only: a date already committed still goes through the lock, whose
             # recovery publishes a pair partition a killed run left staged, then exits 5
             check_index_settings(indexed.settings, index_settings(cfg))
-        check_index_owned(args.index, args.output, {"--batch": args.batch})
+        check_index_owned(
+            args.index, args.output, {"--batch": args.batch}, decisions_path=args.decisions
+        )
         log.info("%s", config_module.describe(cfg))
         return cfg.spark, lambda spark: run(
             spark,
@@ -465,6 +493,7 @@ def main(argv: list[str] | None = None) -> int:
             pairs_path=args.output,
             run_date=run_date,
             break_lock=args.break_lock,
+            decisions_path=args.decisions,
         )
 
     return run_main(

@@ -4,8 +4,8 @@
         jobs/undo_night.py --index index/ --output pairs/ --run-date 2027-12-01 [--break-lock]
 
 For a night committed by mistake (a run date typed far ahead, which then blocks every real date;
-the wrong batch): the index's segment of that night and its pair partition ``run_date=<date>/``
-are taken back, and the version of the index before the night is committed again, by the protocol
+the wrong batch): the index's segment of that night, its pair partition ``run_date=<date>/`` and
+the kept and removed partitions it published with ``--decisions`` are taken back, and the version of the index before the night is committed again, by the protocol
 of a night (shingling/spark/index_store.py :class:`~shingling.spark.index_store.Rollback`: the lock, recovery, the one
 manifest swap; a kill at any step leaves either the night or its undoing, never a mix). Only the
 index's last run can be undone, and only while no compaction has merged its segment since. A
@@ -56,6 +56,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--index", required=True, help="the index directory")
     parser.add_argument("--output", help="the pair table the night wrote its partition to")
     parser.add_argument(
+        "--decisions", help="the decisions table the night wrote its kept and removed documents to"
+    )
+    parser.add_argument(
         "--run-date", required=True, help="the night to undo: the index's last run date"
     )
     add_lock_argument(parser)
@@ -69,6 +72,7 @@ def undo(
     pairs_path: str | None,
     run_date: str,
     break_lock: bool = False,
+    decisions_path: str | None = None,
 ) -> dict[str, Any]:
     """Take back the night ``run_date`` (the index's last); returns the run's summary.
 
@@ -77,7 +81,12 @@ def undo(
     started = time.monotonic()
     run_id = uuid.uuid4().hex[:12]
     # local paths need no session (shingling.spark.io.Files works with os alone)
-    store = IndexStore(spark, index_path, pairs_path)  # type: ignore[arg-type]
+    store = IndexStore(
+        spark,  # type: ignore[arg-type]
+        index_path,
+        pairs_path,
+        decisions_path=decisions_path,
+    )
     if store.check_owned() is None:
         raise BadInputError(f"{index_path} holds no committed index: nothing to undo")
     with store.locked(run_id, break_lock=break_lock):
@@ -138,8 +147,10 @@ def main(argv: list[str] | None = None) -> int:
         run_date = check_run_date(args.run_date, allow_future=True)
         check_output_name("--index", args.index)
         check_output_name("--output", args.output)
-        check_paths({"--index": args.index, "--output": args.output}, {})
-        check_index_owned(args.index, args.output)
+        check_output_name("--decisions", args.decisions)
+        writes = {"--index": args.index, "--output": args.output, "--decisions": args.decisions}
+        check_paths(writes, {})
+        check_index_owned(args.index, args.output, decisions_path=args.decisions)
         defaults = config_module.load(None, [])
         return defaults.spark, lambda spark: undo(
             spark,
@@ -147,6 +158,7 @@ def main(argv: list[str] | None = None) -> int:
             pairs_path=args.output,
             run_date=run_date,
             break_lock=args.break_lock,
+            decisions_path=args.decisions,
         )
 
     return run_main(

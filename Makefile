@@ -22,10 +22,12 @@ help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's|$$(OUT)|$(OUT)|g; s|$$(DEDUP_OUT)|$(DEDUP_OUT)|g; s|$$(CORPUS)|$(CORPUS)|g' \
 		| awk 'BEGIN {FS = ":.*## "} {printf "  make %-14s %s\n", $$1, $$2}'
 
-$(STAMP): pyproject.toml
+# compat: the editable install puts the checkout on sys.path (a .pth line), so that a clone named
+# `shingling` does not shadow the package, as a namespace package, when Python runs from its parent
+$(STAMP): pyproject.toml Makefile
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[dev,bench]'
+	$(BIN)/pip install --quiet -e '.[dev,bench]' --config-settings editable_mode=compat
 	touch $(STAMP)
 
 setup: $(STAMP) ## create .venv with the project and its development tools

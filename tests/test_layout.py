@@ -58,3 +58,15 @@ def _imports(path: Path) -> set[str]:
         if isinstance(node, ast.Import)
         for alias in node.names
     }
+
+
+def test_a_clone_named_shingling_does_not_shadow_the_package(tmp_path: Path) -> None:
+    """Python run from the folder that holds a clone named ``shingling`` imports the package, not
+    the clone as a namespace package (the Makefile's editable install is in compat mode)."""
+    (tmp_path / "shingling").symlink_to(ROOT, target_is_directory=True)
+    code = "import shingling; from shingling import similarity; print(shingling.__file__)"
+    out = subprocess.run(
+        [sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, check=False
+    )
+    assert out.returncode == 0, out.stderr
+    assert Path(out.stdout.strip()).resolve() == (ROOT / "shingling" / "__init__.py").resolve()

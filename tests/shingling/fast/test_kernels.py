@@ -49,8 +49,9 @@ def test_compiles_where_no_cache_can_be_written(tmp_path: Path) -> None:
     # written: numba cannot save its cache, and the loop must still run, compiled in the process
     archive = tmp_path / "shingling.zip"
     with zipfile.ZipFile(archive, "w") as z:
-        for source in Path(shingling.__file__).parent.glob("*.py"):
-            z.write(source, f"shingling/{source.name}")
+        root = Path(shingling.__file__).parent
+        for source in root.rglob("*.py"):
+            z.write(source, f"shingling/{source.relative_to(root).as_posix()}")
     env = {**os.environ, "PYTHONPATH": str(archive), "HOME": "/proc/nope"}
     env["XDG_CACHE_HOME"] = "/proc/nope"
     env.pop("NUMBA_CACHE_DIR", None)
@@ -58,7 +59,7 @@ def test_compiles_where_no_cache_can_be_written(tmp_path: Path) -> None:
     # too would add 7 s)
     code = (
         "import pyarrow as pa, shingling; from shingling.fast.batch import invalid_utf8; "
-        "print(shingling.__file__); "
+        "import shingling.fast.batch as b; print(shingling.__file__, b.__file__); "
         "texts = pa.array([b'caf\\xc3\\xa9', b'caf\\xe9']).view(pa.string()); "
         "print(''.join('1' if x else '0' for x in invalid_utf8(texts).to_pylist()))"
     )
@@ -66,6 +67,6 @@ def test_compiles_where_no_cache_can_be_written(tmp_path: Path) -> None:
         [sys.executable, "-c", code], env=env, cwd=tmp_path, capture_output=True, text=True
     )
     assert run.returncode == 0, run.stderr[-3000:]
-    where, invalid = run.stdout.split()
-    assert where.startswith(str(archive))
+    where, compiled_from, invalid = run.stdout.split()
+    assert where.startswith(str(archive)) and compiled_from.startswith(str(archive))
     assert invalid == "01"

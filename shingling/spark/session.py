@@ -6,6 +6,7 @@ import argparse
 import json
 import logging
 import sys
+import threading
 import time
 from collections.abc import Callable
 from typing import Any
@@ -46,20 +47,82 @@ def done(n: int, total: int, name: str, seconds: float, result: str = "") -> Non
 
 class Steps:
     """A job's numbered steps: :meth:`start` announces the next one (:func:`step`), :meth:`done`
-    closes it with what it produced (:func:`done`) and returns how long it took."""
+    closes it with what it produced (:func:`done`) and returns how long it took.
 
-    def __init__(self, spark: SparkSession, total: int) -> None:
+    In between, every ``progress_every`` seconds, a line says how far the step's Spark stages are
+    (tasks done of tasks, from Spark's status tracker: no job of its own), so that a step of
+    several minutes is not silent between its start and end lines.
+    """
+
+    def __init__(self, spark: SparkSession, total: int, *, progress_every: float = 30.0) -> None:
         self.spark, self.total = spark, total
         self.n, self.name, self.started = 0, "", 0.0
+        self.progress_every = progress_every
+        self._progress: _Progress | None = None
 
     def start(self, name: str, detail: str = "") -> None:
+        self._stop_progress()  # the previous step's, if it was not closed
         self.n, self.name, self.started = self.n + 1, name, time.monotonic()
         step(self.spark, self.n, self.total, name, detail)
+        if self.progress_every > 0:
+            label = f"step {self.n} of {self.total}: {name}"
+            self._progress = _Progress(self.spark, label, self.started, self.progress_every)
 
     def done(self, result: str = "") -> float:
+        self._stop_progress()
         seconds = time.monotonic() - self.started
         done(self.n, self.total, self.name, seconds, result)
         return seconds
+
+    def _stop_progress(self) -> None:
+        if self._progress is not None:
+            self._progress.stop()
+            self._progress = None
+
+    def __del__(self) -> None:
+        self._stop_progress()
+
+
+class _Progress:
+    """A thread logging the active stages' tasks every ``every`` seconds until :meth:`stop`; no
+    line once :meth:`stop` has returned (a line is written under the lock that stop takes)."""
+
+    def __init__(self, spark: SparkSession, label: str, started: float, every: float) -> None:
+        self._stopped = threading.Event()
+        self._lock = threading.Lock()
+        self._args = (spark, label, started, every)
+        threading.Thread(target=self._run, daemon=True).start()
+
+    def stop(self) -> None:
+        with self._lock:
+            self._stopped.set()
+
+    def _run(self) -> None:
+        spark, label, started, every = self._args
+        tracker = spark.sparkContext.statusTracker()
+        while not self._stopped.wait(every):
+            try:
+                stages = [tracker.getStageInfo(i) for i in tracker.getActiveStageIds()]
+            except Exception:  # noqa: BLE001 - the context stopped: nothing to report
+                return
+            running = [s for s in stages if s is not None and s.numTasks]
+            if not running:
+                continue
+            tasks = sum(s.numTasks for s in running)
+            finished = sum(s.numCompletedTasks for s in running)
+            with self._lock:
+                if self._stopped.is_set():
+                    return
+                log.info(
+                    "%s: %d of %d tasks done in %d running stage%s (%.0f%%), %.0f s so far",
+                    label,
+                    finished,
+                    tasks,
+                    len(running),
+                    "" if len(running) == 1 else "s",
+                    100 * finished / tasks,
+                    time.monotonic() - started,
+                )
 
 
 def get_session(app_name: str, settings: dict[str, str]) -> tuple[SparkSession, bool]:

@@ -59,6 +59,7 @@ class RunData:
         excerpt_note: why there are no excerpts, when there are none.
         best: the most similar near-duplicate pairs, each pair of texts once (as ``shingling top``
             lists them), with excerpts of both texts when the corpus was readable.
+        corpus: the corpus the excerpts come from (given, or the run's input), if any.
     """
 
     summary: RunSummary
@@ -69,6 +70,7 @@ class RunData:
     largest: list[Cluster] = field(default_factory=list)
     excerpt_note: str | None = None
     best: list[dict[str, Any]] = field(default_factory=list)
+    corpus: str | None = None
 
 
 def connected_groups(a: np.ndarray, b: np.ndarray, n: int) -> np.ndarray:
@@ -354,4 +356,5 @@ def load_run(
         largest=largest,
         excerpt_note=note,
         best=best,
+        corpus=corpus or summary.input,
     )

@@ -10,6 +10,7 @@ from __future__ import annotations
 import html
 import json
 import re
+import shlex
 import shutil
 import subprocess
 from collections import Counter
@@ -445,3 +446,27 @@ def test_a_clusters_table_of_another_run_is_refused(
     assert (
         load_run(run[0], clusters=dedup_out / "clusters").cluster_kind == "near-duplicate clusters"
     )
+
+
+def test_the_verification_figures_are_the_summary_s(page: str, summary: dict[str, Any]) -> None:
+    found = summary["pairs"]["verification"]
+    assert found["candidates_verified"] > 0
+    section = page[page.index('id="verification"') :]
+    section = section[: section.index("</section>")]
+    for key in ("candidates_verified", "kept", "estimate_above_exact_below"):
+        assert f'data-key="verification.{key}">{found[key]:,}<' in section, key
+    mean = found["estimate_error"]["mean_abs"]
+    assert f'data-key="verification.mean_abs">{mean:.4f}<' in section
+
+
+def test_each_best_pair_has_an_explain_line_that_runs(
+    run: tuple[Path, Path], page: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    section = page[page.index('id="best-pairs"') :]
+    lines = html.unescape(section[: section.index("</section>")]).split("<pre")[1]
+    commands = [c for c in lines.split(">", 1)[1].split("</pre")[0].splitlines() if c]
+    assert commands and all(c.startswith("shingling explain ") for c in commands)
+    words = shlex.split(commands[0])
+    assert words[words.index("--corpus") + 1] == str(run[1])
+    assert cli_main(words[1:]) == 0
+    assert "Jaccard" in capsys.readouterr().out

@@ -159,12 +159,26 @@ class BatchOverlap:
 
     @property
     def jaccard(self) -> np.ndarray:
-        """|A ∩ B| / |A ∪ B|; NaN where a text has no words (or is null)."""
-        union = self.size_a + self.size_b - self.shared
-        out = np.full(len(union), np.nan)
-        comparable = (self.size_a > 0) & (self.size_b > 0)
-        out[comparable] = self.shared[comparable] / union[comparable]
-        return out
+        """:attr:`shingling.exact.Overlap.jaccard` of each pair: |A ∩ B| / |A ∪ B|, 0.0 when both
+        sets are empty (a text without words, or null, has the empty set)."""
+        return _ratio(self.shared, self.size_a + self.size_b - self.shared)
+
+    @property
+    def containment_a(self) -> np.ndarray:
+        """:attr:`shingling.exact.Overlap.containment_a`: |A ∩ B| / |A|, 0.0 when A is empty."""
+        return _ratio(self.shared, self.size_a)
+
+    @property
+    def containment_b(self) -> np.ndarray:
+        """:attr:`shingling.exact.Overlap.containment_b`: |A ∩ B| / |B|, 0.0 when B is empty."""
+        return _ratio(self.shared, self.size_b)
+
+
+def _ratio(part: np.ndarray, whole: np.ndarray) -> np.ndarray:
+    """part / whole, 0.0 where whole is 0 (the library's convention for an empty set)."""
+    return np.divide(
+        part, whole, out=np.zeros(len(whole), dtype=np.float64), where=whole > 0, casting="unsafe"
+    )
 
 
 def overlap_batch(
@@ -186,7 +200,7 @@ def overlap_batch(
 
     >>> o = overlap_batch(pa.array(["A b c d e", "x"]), pa.array(["a b c d f", None]), width=4)
     >>> o.shared.tolist(), o.size_a.tolist(), o.jaccard.round(4).tolist()
-    ([1, 0], [2, 1], [0.3333, nan])
+    ([1, 0], [2, 1], [0.3333, 0.0])
     >>> o = overlap_batch(pa.array(["a b c d e"] * 2), pa.array(["a b c d f", "a b c d e"]), width=4,
     ...                   ids_a=pa.array([1, 1]), ids_b=pa.array([2, 1]))
     >>> o.shared.tolist(), o.size_b.tolist()

@@ -29,8 +29,7 @@ from pyspark.sql.types import BooleanType, DoubleType, LongType, StructField, St
 
 from shingling.errors import ExitCode, ShinglingError
 from shingling.fast.batch import BatchOverlap, overlap_batch
-from shingling.spark.rules import relation, sizes_may_reach
-from shingling.spark.schemas import (
+from shingling.schema import (
     CONTAINMENT_A,
     CONTAINMENT_B,
     DOC_A,
@@ -43,6 +42,7 @@ from shingling.spark.schemas import (
     SHINGLES_B,
     TEXT,
 )
+from shingling.spark.rules import relation, sizes_may_reach
 
 EXACT_JACCARD = "exact_jaccard"
 EXACT_SHARED = "exact_shared"
@@ -67,14 +67,9 @@ def exact_overlap(
 
     >>> o = exact_overlap(pa.array(["A b c d e", "x"]), pa.array(["a b c d f", None]), width=4)
     >>> o.jaccard.round(4).tolist(), o.shared.tolist(), o.size_a.tolist()
-    ([0.3333, nan], [1, 0], [2, 1])
+    ([0.3333, 0.0], [1, 0], [2, 1])
     """
     return overlap_batch(texts_a, texts_b, width=width, unit=unit, ids_a=ids_a, ids_b=ids_b)
-
-
-def _share(part: np.ndarray, whole: np.ndarray) -> pa.Array:
-    """part / whole as a double array, null where whole is 0."""
-    return pa.array(part / np.maximum(whole, 1), mask=whole == 0)
 
 
 #: The marker of a missing text in the error an executor raises (the driver sees it in a string).
@@ -238,14 +233,13 @@ def verify_candidates(
                 ids_a=batch.column(DOC_A),
                 ids_b=batch.column(DOC_B),
             )
-            jaccard = np.nan_to_num(o.jaccard, nan=0.0)
             yield pa.RecordBatch.from_arrays(
                 [
                     *(batch.column(n) for n in names),
                     pa.array(o.shared),
-                    pa.array(jaccard),
-                    pa.array(o.shared / np.maximum(o.size_a, 1)),
-                    pa.array(o.shared / np.maximum(o.size_b, 1)),
+                    pa.array(o.jaccard),
+                    pa.array(o.containment_a),
+                    pa.array(o.containment_b),
                 ],
                 schema=to_arrow_schema(schema),
             )

@@ -50,8 +50,10 @@ def _assert_batch_equals_reference(
             want.size_a,
             want.size_b,
         ), (a, b)
-        if want.size_a and want.size_b:
-            assert got.jaccard[i] == want.jaccard  # bit for bit: the same division
+        # bit for bit: the same divisions, and 0.0 for an empty set, as the library
+        assert got.jaccard[i] == want.jaccard, (a, b)
+        assert got.containment_a[i] == want.containment_a, (a, b)
+        assert got.containment_b[i] == want.containment_b, (a, b)
     # the same with ids naming the texts: each distinct text's set computed once
     names: dict[str | None, int] = {}
     ids = [[names.setdefault(t, len(names)) for t in side] for side in zip(*pairs, strict=True)]
@@ -111,7 +113,8 @@ def test_batch_overlap_of_empty_batches_and_texts_without_words(size: int) -> No
         pa.array(["..."] * size, pa.string()), pa.array([None] * size, pa.string()), width=4
     )
     assert got.shared.tolist() == [0] * size
-    assert all(j != j for j in got.jaccard)  # NaN: nothing to compare
+    assert got.jaccard.tolist() == [0.0] * size  # the library's Jaccard of empty sets
+    assert got.containment_a.tolist() == got.containment_b.tolist() == [0.0] * size
 
 
 @pytest.mark.parametrize("unit", ["words", "chars"])

@@ -8,8 +8,8 @@ import pytest
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
+from shingling.schema import DOC_A, DOC_B, DOC_ID, TEXT
 from shingling.sketch import sketch
-from shingling.spark.schemas import DOC_A, DOC_B, DOC_ID, TEXT
 from shingling.spark.stages import candidate_id_bitmap
 from shingling.spark.verify import (
     exact_overlap,
@@ -77,11 +77,11 @@ def test_exact_jaccard_equals_the_library_on_real_text(
     assert any(0.0 < j < 1.0 for j in jaccard)  # the pairs are neither all equal nor all disjoint
 
 
-def test_a_text_with_no_words_has_no_exact_jaccard() -> None:
+def test_a_text_with_no_words_has_the_library_s_jaccard_of_an_empty_set() -> None:
     overlap = exact_overlap(
         pa.array(["...", "same words here"]), pa.array(["a b", "Same words, here!"]), width=4
     )
-    assert overlap.jaccard[0] != overlap.jaccard[0] and overlap.jaccard[1] == 1.0  # NaN, then equal
+    assert overlap.jaccard.tolist() == [0.0, 1.0]  # the library's 0.0 for an empty set, then equal
     assert overlap.shared.tolist() == [0, 1]
 
 

@@ -250,7 +250,9 @@ def test_repeated_ids_in_a_batch_are_skipped_and_the_rest_is_processed(spark, co
 # -- kills and races: the job as spark-submit runs it ---------------------------------------------
 
 
-def spark_submit(tmp: Path, batch: str, date: str, hook: str) -> subprocess.Popen:
+def spark_submit(
+    tmp: Path, batch: str, date: str, hook: str, extra: tuple[str, ...] = ()
+) -> subprocess.Popen:
     env = dict(os.environ, PYSPARK_PYTHON=sys.executable, PYSPARK_DRIVER_PYTHON=sys.executable)
     env[TEST_HOOK_ENV] = hook
     cmd = [
@@ -262,6 +264,7 @@ def spark_submit(tmp: Path, batch: str, date: str, hook: str) -> subprocess.Pope
         "--batch", batch, "--index", str(tmp / "index"), "--output", str(tmp / "pairs"),
         "--run-date", date,
         "--set", "spark.spark.sql.shuffle.partitions=2",  # tiny batches: fewer tasks per stage
+        *extra,
     ]  # fmt: skip
     log = open(tmp / f"submit-{hook.replace(':', '_').replace('=', '_')}.log", "w")  # noqa: SIM115
     return subprocess.Popen(

@@ -2,7 +2,8 @@
 
 Checked against the exact truth (every pair's exact Jaccard from the texts, not from the job):
 every removed document's kept document is kept and its near-duplicate, and no two kept documents
-are near-duplicates. A night killed after deciding, before its commit, leaves nothing behind.
+are near-duplicates. The kept and removed tables a night publishes (--decisions) hold the same,
+and a night killed at a step of its commit is recovered by the next run, whole or not at all.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from test_nightly import (  # tests/spark is on sys.path (rootdir mode)
 from shingling.errors import ConfigError, ExitCode
 from shingling.exact import shingle_set
 from shingling.spark.index_store import (
+    AlreadyCommittedError,
     CommittedError,
     ForeignPathError,
     PublishedTable,
@@ -110,18 +112,30 @@ def test_the_union_of_the_nights_keeps_both_promises(
 
 
 @pytest.mark.e2e
-def test_a_night_killed_after_deciding_leaves_nothing_and_its_rerun_keeps_the_promises(
-    spark: SparkSession, corpus: pa.Table, truth: set[frozenset], tmp_path: Path
+@pytest.mark.parametrize("point", ["decided", "versioned", "committed"])
+def test_a_night_killed_at_a_commit_step_keeps_the_promises_and_publishes_once(
+    spark: SparkSession, corpus: pa.Table, truth: set[frozenset], tmp_path: Path, point: str
 ) -> None:
+    """Killed after deciding (nothing committed), after its version file (not committed), or
+    after the commit (not published): the next run recovers, and the index's decisions and the
+    published kept and removed tables keep both promises, each night's documents once."""
     n = corpus.num_rows
     first = write_batch(corpus, np.arange(n // 2), tmp_path / "b0.parquet")
-    run_night(spark, tmp_path, first, "2026-12-01")
+    run_decided_night(spark, tmp_path, first, "2026-12-01")
     second = write_batch(corpus, np.arange(n // 2, n), tmp_path / "b1.parquet")
-    proc = spark_submit(tmp_path, second, "2026-12-02", "decided=exit")
-    wait_for_hook(proc, tmp_path / "submit-decided_exit.log")
+    extra = ("--decisions", str(tmp_path / "decisions"))
+    proc = spark_submit(tmp_path, second, "2026-12-02", f"{point}=exit", extra)
+    wait_for_hook(proc, tmp_path / f"submit-{point}_exit.log")
     kill_group(proc)
-    run_night(spark, tmp_path, second, "2026-12-02")  # recovery, then the night again
+    try:  # recovery, then the night again (exit 5 if the killed run had committed it)
+        run_decided_night(spark, tmp_path, second, "2026-12-02")
+    except AlreadyCommittedError:
+        assert point == "committed"
     check_promises(decisions(tmp_path), corpus["doc_id"].to_pylist(), truth)
+    kept, removed = published(tmp_path, "kept"), published(tmp_path, "removed")
+    assert sorted(kept) == sorted(removed) == ["2026-12-01", "2026-12-02"]
+    ids = [r["doc_id"] for rows in (*kept.values(), *removed.values()) for r in rows]
+    assert sorted(ids) == sorted(corpus["doc_id"].to_pylist())
 
 
 # -- the night's kept and removed tables (--decisions) -------------------------------------------

@@ -587,7 +587,7 @@ def check_report_target(output: Path, target: Path, reads: dict[str, str | None]
             a job would refuse, or is an existing directory.
     """
     from shingling.errors import ConfigError  # the jobs' guards: one definition of the rule
-    from shingling.spark.io import check_job_paths
+    from shingling.spark.storage import check_job_paths
 
     try:
         check_job_paths({"--to": str(target)}, reads)

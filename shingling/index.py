@@ -95,6 +95,7 @@ from shingling.schema import (
     SKETCH,
     SKIP_REASON,
     TEXT_HASH,
+    documents_table_schema,
 )
 
 FORMAT = "shingling-index"
@@ -356,16 +357,8 @@ class IndexReader:
         if files:
             return files[0].metadata.schema.to_arrow_schema().empty_table().select(list(columns))
         id_type = pa.string() if self.manifest.id_type == "string" else pa.int64()
-        types = {
-            DOC_ID: id_type,
-            HASH: pa.int64(),
-            "n_words": pa.int64(),
-            "n_shingles": pa.int64(),
-            "sketch": pa.list_(pa.int64()),
-            "text_hash": pa.int64(),
-            "skip_reason": pa.string(),
-            ADDED: pa.string(),
-        }
+        types = {f.name: f.type for f in documents_table_schema(id_type)}
+        types |= {HASH: pa.int64(), ADDED: pa.string()}
         return pa.schema([(c, types[c]) for c in columns]).empty_table()
 
     def documents(self, ids: Iterable[Any], columns: Sequence[str] = DOCUMENT_COLUMNS) -> pa.Table:

@@ -1,7 +1,8 @@
 """Every column name and the layout of a run directory, defined once (no Spark needed).
 
 The Spark code (``shingling/spark/``), the compiled path (``shingling/fast/``), the index reader and the CLI
-import these names; ``shingling/spark/schemas.py`` adds the Spark types of the tables.
+import these names, and the tables' column types (:func:`arrow_fields`, in Arrow's types):
+``shingling/spark/schemas.py`` derives the Spark types from them.
 
 Input contract: a Parquet file or directory (or JSON Lines) with an id column (integer or string,
 unique, not null) and a text column (string); their names are set in ``[input]`` and renamed to
@@ -15,6 +16,8 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
+
+import pyarrow as pa
 
 # Internal names: the input's id and text columns are renamed to these when read.
 DOC_ID = "doc_id"
@@ -60,6 +63,74 @@ B_IN_A = "b_in_a"
 HASH = "hash"
 # a prefix row: the positions in its sketch of the prefix hashes before its own (a bit each)
 EARLIER = "earlier"
+
+# The columns of the tables, in their order.
+DOCUMENT_COLUMNS = (DOC_ID, N_WORDS, N_SHINGLES, SKETCH, TEXT_HASH, SKIP_REASON, TEXT_CHECKSUM)
+PAIR_COLUMNS = (
+    DOC_A,
+    DOC_B,
+    MATCHES,
+    JACCARD,
+    JACCARD_ESTIMATE,
+    CONTAINMENT_A,
+    CONTAINMENT_B,
+    SHINGLES_A,
+    SHINGLES_B,
+    EXACT,
+    RELATION,
+)
+#: What scoring two sketches gives (the compiled and Spark scorers' rows): the pair table's
+#: columns but the separate estimate and the exact-copy flag, which later steps add.
+SCORED_COLUMNS = tuple(c for c in PAIR_COLUMNS if c not in (JACCARD_ESTIMATE, EXACT))
+
+
+def _types(id_type: pa.DataType) -> dict[str, pa.DataType]:
+    """Each column's Arrow type; the ids take the input's id type."""
+    return {
+        DOC_ID: id_type,
+        N_WORDS: pa.int64(),
+        N_SHINGLES: pa.int64(),
+        SKETCH: pa.list_(pa.int64()),
+        TEXT_HASH: pa.int64(),
+        SKIP_REASON: pa.string(),
+        TEXT_CHECKSUM: pa.int64(),
+        DOC_A: id_type,
+        DOC_B: id_type,
+        MATCHES: pa.int32(),
+        JACCARD: pa.float64(),
+        JACCARD_ESTIMATE: pa.float64(),
+        CONTAINMENT_A: pa.float64(),
+        CONTAINMENT_B: pa.float64(),
+        SHINGLES_A: pa.int64(),
+        SHINGLES_B: pa.int64(),
+        EXACT: pa.bool_(),
+        RELATION: pa.string(),
+    }
+
+
+def arrow_fields(
+    columns: tuple[str, ...], id_type: pa.DataType, *, nullable: bool = True
+) -> list[pa.Field]:
+    """The Arrow fields of these columns (of the documents or the pair table), in this order.
+
+    >>> [str(f.type) for f in arrow_fields((DOC_A, MATCHES, SKETCH), pa.string())]
+    ['string', 'int32', 'list<item: int64>']
+    """
+    types = _types(id_type)
+    return [pa.field(c, types[c], nullable) for c in columns]
+
+
+def documents_table_schema(id_type: pa.DataType) -> pa.Schema:
+    """The documents table. Every field is nullable, as Spark reads any Parquet table back: so
+    the table a job writes, the same table read back (build_index copies it into an index) and a
+    nightly segment all have one schema, nullability included."""
+    return pa.schema(arrow_fields(DOCUMENT_COLUMNS, id_type))
+
+
+def pairs_table_schema(id_type: pa.DataType) -> pa.Schema:
+    """The pair table (docs/output.md): no column is null."""
+    return pa.schema(arrow_fields(PAIR_COLUMNS, id_type, nullable=False))
+
 
 # The persistent index (shingling.index).
 ADDED = "added"

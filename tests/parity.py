@@ -15,14 +15,8 @@ from testdata import library_row, licence_words
 from shingling import config as config_module
 from shingling.hashing import text_checksum
 from shingling.pairs import reference_pairs  # noqa: F401 - the reference the parity tests compare with
-from shingling.spark.schemas import (
-    DOC_ID,
-    SKIP_NO_WORDS,
-    SKIP_NULL_ID,
-    SKIP_NULL_TEXT,
-    TEXT,
-    documents_schema,
-)
+from shingling.schema import DOC_ID, SKIP_NO_WORDS, SKIP_NULL_ID, SKIP_NULL_TEXT, TEXT
+from shingling.spark.schemas import documents_schema
 from shingling.spark.stages import Verification, near_duplicate_pairs
 from shingling.spark.transforms import sketch_documents
 

@@ -32,7 +32,7 @@ from testdata import (
 
 from shingling.hashing import text_checksum
 from shingling.normalize import words
-from shingling.spark.schemas import (
+from shingling.schema import (
     CONTAINMENT_A,
     CONTAINMENT_B,
     DOC_A,
@@ -44,9 +44,8 @@ from shingling.spark.schemas import (
     RELATION,
     SHINGLES_A,
     SHINGLES_B,
-    documents_schema,
-    pairs_schema,
 )
+from shingling.spark.schemas import documents_schema, pairs_schema
 
 PAIR_COLUMNS = [DOC_A, DOC_B, MATCHES, JACCARD, SHINGLES_A, SHINGLES_B, EXACT]
 

@@ -28,7 +28,8 @@ from pyspark.sql.types import LongType, StringType
 from pyspark.testing import assertDataFrameEqual
 from testdata import DOCUMENT, library_row, licence_texts, licence_words, light_edits, sample_corpus
 
-from shingling.spark.schemas import A_IN_B, B_IN_A, NEAR_DUPLICATE, pairs_schema
+from shingling.schema import A_IN_B, B_IN_A, NEAR_DUPLICATE
+from shingling.spark.schemas import pairs_schema
 
 THRESHOLD, CONTAINMENT = DEFAULTS.pairs.threshold, DEFAULTS.pairs.containment_threshold
 CJK_SAMPLES = Path(__file__).resolve().parent / "data" / "cjk"  # CPython's, bundled: README there

@@ -17,7 +17,7 @@ import sys
 
 from pyspark.sql import SparkSession
 
-from shingling.spark.io import read_corpus
+from shingling.spark.read import read_corpus
 from shingling.spark.transforms import sketch_documents
 
 

@@ -670,7 +670,7 @@ def _score_postings(
 ) -> tuple[Any, Any, Any, Any, Any, Any, Any, Any]:
     """Every pair of rows with the same hash (rows sorted by hash), tested and scored.
 
-    The arithmetic of :func:`shingling.pairs.may_reach` and ``score_sketch_pairs`` (and of
+    The arithmetic of :func:`shingling.pairs.may_reach` (and of
     :mod:`shingling.estimators`), on sketches as sorted runs of ``values`` (row i's sketch is
     ``values[offsets[i]:offsets[i + 1]]``).
 
@@ -807,6 +807,40 @@ def _grown(array: Any, size: int) -> Any:
 
 
 score_postings = _Compiled(_score_postings)
+
+
+def _score_rows(
+    va: Any,
+    oa: Any,
+    na: Any,
+    vb: Any,
+    ob: Any,
+    nb: Any,
+    k: int,
+    threshold: float,
+    containment_threshold: float,
+) -> tuple[Any, Any, Any, Any, Any]:
+    """Row i of side a scored against row i of side b (:func:`_score_pair`, untested), for every i.
+
+    Returns:
+        Per row: matches, jaccard, containment_a, containment_b, relation (as
+        :func:`_score_postings` gives them).
+    """
+    n = len(na)
+    matches = np.empty(n, dtype=np.int32)
+    jaccard = np.empty(n, dtype=np.float64)
+    cont_a = np.empty(n, dtype=np.float64)
+    cont_b = np.empty(n, dtype=np.float64)
+    relation = np.empty(n, dtype=np.int8)
+    for i in range(n):
+        _, both, jac, ca, cb, rel = _score_pair(
+            va, oa, na, i, vb, ob, nb, i, k, threshold, containment_threshold, False
+        )
+        matches[i], jaccard[i], cont_a[i], cont_b[i], relation[i] = both, jac, ca, cb, rel
+    return matches, jaccard, cont_a, cont_b, relation
+
+
+score_rows = _Compiled(_score_rows)
 
 
 def _probe_slots(hashes: Any) -> tuple[Any, Any, Any, Any]:

@@ -26,20 +26,19 @@ import pyarrow.compute as pc
 
 from shingling import pairs
 from shingling.fast.frequency import FrequencySketch
-from shingling.fast.kernels import score_postings
+from shingling.fast.kernels import score_postings, score_rows
 from shingling.schema import (
-    CONTAINMENT_A,
-    CONTAINMENT_B,
     DOC_A,
     DOC_B,
     DOC_ID,
     EARLIER,
     HASH,
-    JACCARD,
-    MATCHES,
     N_SHINGLES,
-    RELATION,
+    SCORED_COLUMNS,
+    SHINGLES_A,
+    SHINGLES_B,
     SKETCH,
+    arrow_fields,
 )
 
 STAR = "star"  # the column that marks a capped posting's star pairs
@@ -49,22 +48,9 @@ RELATIONS = pa.array(pairs.RELATIONS, type=pa.string())
 
 
 def output_schema(id_type: pa.DataType) -> pa.Schema:
-    """The columns of the scored pairs: those of ``shingling.spark.transforms.score_sketch_pairs``, and
-    whether the pair is one of a capped posting's star."""
-    return pa.schema(
-        [
-            pa.field(DOC_A, id_type),
-            pa.field(DOC_B, id_type),
-            pa.field(MATCHES, pa.int32()),
-            pa.field(JACCARD, pa.float64()),
-            pa.field(CONTAINMENT_A, pa.float64()),
-            pa.field(CONTAINMENT_B, pa.float64()),
-            pa.field("shingles_a", pa.int64()),
-            pa.field("shingles_b", pa.int64()),
-            pa.field(RELATION, pa.string()),
-            pa.field(STAR, pa.bool_()),
-        ]
-    )
+    """The columns of the scored pairs (:data:`shingling.schema.SCORED_COLUMNS`), and whether the
+    pair is one of a capped posting's star."""
+    return pa.schema([*arrow_fields(SCORED_COLUMNS, id_type), pa.field(STAR, pa.bool_())])
 
 
 def prefix_rows(
@@ -187,6 +173,59 @@ def score_table(
             pa.array(star),
         ],
         schema=output_schema(ids.type),
+    )
+
+
+#: The sketch columns of a batch of pairs (:func:`score_pair_batch`).
+SKETCH_A, SKETCH_B = "sketch_a", "sketch_b"
+
+
+def score_pair_batch(
+    batch: pa.RecordBatch | pa.Table,
+    *,
+    k: int,
+    threshold: float,
+    containment_threshold: float | None = None,
+) -> pa.RecordBatch:
+    """Pairs with both sketches (doc_a, doc_b, sketch_a, sketch_b, shingles_a, shingles_b) -> their
+    scores (:data:`shingling.schema.SCORED_COLUMNS`), as :func:`score_table` scores the pairs it
+    meets (:mod:`shingling.estimators`' arithmetic, compiled); ``relation`` null when neither
+    threshold is reached.
+
+    >>> pairs = pa.table({"doc_a": [1], "doc_b": [2], "sketch_a": [[1, 2, 3]], "sketch_b": [[2, 3, 4]],
+    ...                   "shingles_a": [3], "shingles_b": [3]})
+    >>> row = score_pair_batch(pairs, k=20, threshold=0.5).to_pylist()[0]
+    >>> row["matches"], row["jaccard"], row["relation"]
+    (2, 0.5, 'near_duplicate')
+    """
+    oa, va = sketch_arrays(batch.column(SKETCH_A))
+    ob, vb = sketch_arrays(batch.column(SKETCH_B))
+    na, nb = int64s(batch.column(SHINGLES_A)), int64s(batch.column(SHINGLES_B))
+    matches, jaccard, cont_a, cont_b, relation = score_rows(
+        va,
+        oa,
+        na,
+        vb,
+        ob,
+        nb,
+        k,
+        threshold,
+        -1.0 if containment_threshold is None else containment_threshold,
+    )
+    ids_a = single(batch.column(DOC_A))
+    return pa.RecordBatch.from_arrays(
+        [
+            ids_a,
+            single(batch.column(DOC_B)),
+            pa.array(matches),
+            pa.array(jaccard),
+            pa.array(cont_a),
+            pa.array(cont_b),
+            pa.array(na),
+            pa.array(nb),
+            RELATIONS.take(pa.array(relation)),
+        ],
+        schema=pa.schema(arrow_fields(SCORED_COLUMNS, ids_a.type)),
     )
 
 

@@ -38,8 +38,10 @@ from shingling.schema import (
     MATCHES,
     N_SHINGLES,
     N_WORDS,
+    SHINGLES_A,
     SKETCH,
     TEXT_HASH,
+    arrow_fields,
 )
 
 IN_BATCH = "in_batch"  # a probing row that is one of the table's own documents
@@ -54,18 +56,10 @@ def output_schema(id_type: pa.DataType) -> pa.Schema:
     """
     return pa.schema(
         [
-            pa.field(DOC_ID, id_type),
-            pa.field(N_SHINGLES, pa.int64()),
-            pa.field(SKETCH, pa.list_(pa.int64())),
-            pa.field(TEXT_HASH, pa.int64()),
-            pa.field(N_WORDS, pa.int64()),
+            *arrow_fields((DOC_ID, N_SHINGLES, SKETCH, TEXT_HASH, N_WORDS), id_type),
             pa.field(IN_BATCH, pa.bool_()),
             pa.field(PROBE, id_type),
-            pa.field(MATCHES, pa.int32()),
-            pa.field(JACCARD, pa.float64()),
-            pa.field(CONTAINMENT_A, pa.float64()),
-            pa.field(CONTAINMENT_B, pa.float64()),
-            pa.field("shingles_a", pa.int64()),
+            *arrow_fields((MATCHES, JACCARD, CONTAINMENT_A, CONTAINMENT_B, SHINGLES_A), id_type),
         ]
     )
 

@@ -24,12 +24,12 @@ from pyspark.sql import functions as F
 
 from shingling import config as config_module
 from shingling.errors import ConfigError
+from shingling.schema import DOC_ID, JACCARD, TEXT
 from shingling.spark.connected_components import connected_components
 from shingling.spark.decide import decisions
 from shingling.spark.index_store import check_run_date
 from shingling.spark.jobs import nightly as nightly_job
 from shingling.spark.keep import SMALLEST_ID, keep_key, keep_keys, kept_clusters
-from shingling.spark.schemas import DOC_ID, JACCARD, TEXT
 from shingling.spark.stages import Cache, Verification, configured_pairs
 from shingling.spark.transforms import sketch_documents, skip_repeated_ids
 

@@ -34,7 +34,7 @@ from pyspark.sql.types import LongType, StructField, StructType
 
 from shingling.decision import Link, components
 from shingling.errors import ShinglingError
-from shingling.spark.schemas import DOC_A, DOC_B, DOC_ID
+from shingling.schema import DOC_A, DOC_B, DOC_ID
 
 CLUSTER_ID = "cluster_id"
 CLUSTER_SIZE = "cluster_size"

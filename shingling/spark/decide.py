@@ -45,16 +45,8 @@ from pyspark.sql.types import (
 
 from shingling.decision import EXCERPT, KEPT, NEAR_DUPLICATE, Link, decide, greedy_kept
 from shingling.errors import ShinglingError
+from shingling.schema import CONTAINMENT_A, CONTAINMENT_B, DOC_A, DOC_B, DOC_ID, EXACT, JACCARD
 from shingling.spark.connected_components import CLUSTER_ID, connected_components
-from shingling.spark.schemas import (
-    CONTAINMENT_A,
-    CONTAINMENT_B,
-    DOC_A,
-    DOC_B,
-    DOC_ID,
-    EXACT,
-    JACCARD,
-)
 
 RANK = "rank"
 KEPT_ID = "kept_id"

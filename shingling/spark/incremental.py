@@ -28,7 +28,7 @@ from pyspark.sql.pandas.types import from_arrow_schema, to_arrow_type
 
 from shingling.fast import probe
 from shingling.fast.probe import IN_BATCH, PROBE
-from shingling.spark.schemas import (
+from shingling.schema import (
     CONTAINMENT_A,
     CONTAINMENT_B,
     DOC_A,

@@ -84,12 +84,10 @@ from shingling.index import (
     segment_path,
     version_path,
 )
-from shingling.spark.io import (
-    TEST_HOOK_ENV as TEST_HOOK_ENV,  # re-exported: the tests set it from here
-)
-from shingling.spark.io import Files, hook, qualified
+from shingling.schema import DOC_ID, SKETCH, TEXT
+from shingling.spark.hooks import hook
 from shingling.spark.paths import check_output_name, check_paths, is_local, local_part
-from shingling.spark.schemas import DOC_ID, SKETCH, TEXT
+from shingling.spark.storage import Files, qualified
 
 log = logging.getLogger("shingling")
 
@@ -210,7 +208,7 @@ def check_index_owned(
     index's (:meth:`IndexStore.check_owned`, exit 2). Other filesystems are checked by the run
     itself, once its session is there, still before anything is written."""
     if all(is_local(p) for p in (index_path, pairs_path, decisions_path) if p is not None):
-        # local paths need no session (shingling.spark.io.Files works with os alone)
+        # local paths need no session (shingling.spark.storage.Files works with os alone)
         IndexStore(
             None,  # type: ignore[arg-type]
             index_path,

@@ -22,10 +22,10 @@ from pyspark.sql.types import (
 
 from shingling.decision import KEPT
 from shingling.errors import BadInputError
+from shingling.schema import DOC_ID, EXACT, JACCARD
 from shingling.spark.connected_components import CLUSTER_ID, CLUSTER_SIZE
 from shingling.spark.decide import CONTAINMENT, DECISION_RELATION, KEPT_ID
-from shingling.spark.io import quoted
-from shingling.spark.schemas import DOC_ID, EXACT, JACCARD
+from shingling.spark.read import quoted
 
 KEEP_KEY = "keep_key"
 

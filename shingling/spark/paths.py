@@ -7,7 +7,7 @@ contains a read path (or another written path), after resolving ``..`` and symbo
 
 Local paths are resolved with :func:`os.path.realpath`; other paths (``hdfs://``, ``s3a://``) are
 compared as URIs, normalized here without a filesystem, and qualified by Hadoop's FileSystem
-(``makeQualified``) when a session is there (:func:`shingling.spark.io.qualified`). Both comparisons are on
+(``makeQualified``) when a session is there (:func:`shingling.spark.storage.qualified`). Both comparisons are on
 whole path components: ``/data/out`` does not contain ``/data/output``.
 
 No Spark here: the checks run before the session starts, so bad paths exit 2 in about a second.

@@ -11,7 +11,7 @@ from pyspark.sql import Column
 from pyspark.sql import functions as F
 
 from shingling.pairs import SLACK
-from shingling.spark.schemas import A_IN_B, B_IN_A, NEAR_DUPLICATE
+from shingling.schema import A_IN_B, B_IN_A, NEAR_DUPLICATE
 
 
 def min_shared(size: Column, threshold: float) -> Column:

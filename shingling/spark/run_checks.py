@@ -17,6 +17,7 @@ from pyspark.sql import functions as F
 
 from shingling.errors import BadInputError, ConfigError
 from shingling.index import MANIFEST, SEGMENT, TEXTS, Manifest
+from shingling.schema import DOC_ID, SKETCH, SKIP_REASON, TEXT, TEXT_CHECKSUM, TEXT_HASH
 from shingling.spark.index_store import (
     IndexMismatchError,
     ManifestError,
@@ -24,7 +25,6 @@ from shingling.spark.index_store import (
     parse_manifest,
 )
 from shingling.spark.paths import is_local, local_part
-from shingling.spark.schemas import DOC_ID, SKETCH, SKIP_REASON, TEXT, TEXT_CHECKSUM, TEXT_HASH
 from shingling.spark.transforms import sketch_documents
 from shingling.spark.verify import MISSING_TEXT
 
@@ -120,7 +120,7 @@ def corpus_checksums(corpus: DataFrame) -> DataFrame:
 def check_corpus_texts(corpus: DataFrame, documents: DataFrame, *, unit: str, source: str) -> None:
     """Refuse a corpus that does not hold the texts a run sketched (one Spark action).
 
-    ``corpus``: (doc_id, text), as :func:`shingling.spark.io.read_corpus` reads it; ``documents``:
+    ``corpus``: (doc_id, text), as :func:`shingling.spark.read.read_corpus` reads it; ``documents``:
     the run's documents table. Every sketched document of the run must be in the corpus with the
     same text: its ``text_checksum`` (the raw text's, computed in the JVM) when the table records
     it, else (a run made before it did) its ``text_hash`` (the hash of the text's words, the same

@@ -15,7 +15,7 @@ from pyspark import SparkConf, SparkContext
 from pyspark.sql import SparkSession
 
 from shingling.errors import ExitCode, ShinglingError
-from shingling.spark.io import unreadable_input
+from shingling.spark.read import unreadable_input
 
 log = logging.getLogger("shingling")
 

@@ -25,7 +25,7 @@ from shingling.config import Config
 from shingling.fast.frequency import FrequencySketch, add_counts
 from shingling.fast.postings import sketch_arrays
 from shingling.pairs import candidate_threshold
-from shingling.spark.schemas import DOC_A, DOC_B, DOC_ID, RELATION, SKETCH
+from shingling.schema import DOC_A, DOC_B, DOC_ID, RELATION, SKETCH
 from shingling.spark.transforms import (
     CappedDocuments,
     SharedFrequencies,

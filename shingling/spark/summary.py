@@ -5,8 +5,7 @@ from __future__ import annotations
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from shingling.schema import DocumentCounts
-from shingling.spark.schemas import SKIP_REASON, SKIP_REASONS
+from shingling.schema import SKIP_REASON, SKIP_REASONS, DocumentCounts
 
 
 def count_documents(documents: DataFrame) -> DocumentCounts:

@@ -22,10 +22,16 @@ from pyspark.sql.types import BinaryType, LongType, StructField, StructType
 
 from shingling.fast.batch import invalid_utf8, sketch_batch
 from shingling.fast.frequency import FrequencySketch
-from shingling.fast.postings import STAR, output_schema, score_sorted_batches
+from shingling.fast.postings import (
+    SKETCH_A,
+    SKETCH_B,
+    STAR,
+    output_schema,
+    score_pair_batch,
+    score_sorted_batches,
+)
 from shingling.fast.postings import prefix_rows as prefix_batch
-from shingling.spark.rules import flipped, prefix_length, relation
-from shingling.spark.schemas import (
+from shingling.schema import (
     CONTAINMENT_A,
     CONTAINMENT_B,
     DOC_A,
@@ -41,6 +47,7 @@ from shingling.spark.schemas import (
     N_WORDS,
     NEAR_DUPLICATE,
     RELATION,
+    SCORED_COLUMNS,
     SHINGLES_A,
     SHINGLES_B,
     SKETCH,
@@ -53,8 +60,10 @@ from shingling.spark.schemas import (
     TEXT,
     TEXT_CHECKSUM,
     TEXT_HASH,
-    documents_schema,
+    arrow_fields,
 )
+from shingling.spark.rules import flipped, prefix_length
+from shingling.spark.schemas import documents_schema
 
 GROUP = "group_rep"
 GROUP_SIZE = "group_size"
@@ -293,11 +302,6 @@ def containment_candidates(
     ).distinct()
 
 
-def _known(sketch: Column, n_shingles: Column) -> Column:
-    # the hash up to which a sketch knows its document (null: all of it, the sketch is complete)
-    return F.when(F.size(sketch) < n_shingles, F.element_at(sketch, -1))
-
-
 def score_pairs(
     candidates: DataFrame,
     reps: DataFrame,
@@ -306,7 +310,8 @@ def score_pairs(
     threshold: float = 0.0,
     containment_threshold: float | None = None,
 ) -> DataFrame:
-    """(doc_a, doc_b) -> the pair table's columns but exact_duplicate, from both sketches.
+    """(doc_a, doc_b) -> the pair table's columns but exact_duplicate, from both sketches, scored
+    by the compiled scorer (:func:`shingling.fast.postings.score_pair_batch`).
 
     ``matches`` is |S(A) ∩ S(B)| over the bottom-k parts; ``jaccard`` the share of the k smallest
     hashes of their union that lie in both (:func:`shingling.estimators.jaccard`); ``containment_a``
@@ -315,51 +320,28 @@ def score_pairs(
     that containment reaches ``containment_threshold`` (None: never), else null.
     """
     a = reps.select(
-        F.col(DOC_ID).alias(DOC_A), F.col(SKETCH).alias("sa"), F.col(N_SHINGLES).alias(SHINGLES_A)
+        F.col(DOC_ID).alias(DOC_A),
+        F.col(SKETCH).alias(SKETCH_A),
+        F.col(N_SHINGLES).alias(SHINGLES_A),
     )
     b = reps.select(
-        F.col(DOC_ID).alias(DOC_B), F.col(SKETCH).alias("sb"), F.col(N_SHINGLES).alias(SHINGLES_B)
+        F.col(DOC_ID).alias(DOC_B),
+        F.col(SKETCH).alias(SKETCH_B),
+        F.col(N_SHINGLES).alias(SHINGLES_B),
     )
-    return score_sketch_pairs(
-        candidates.join(a, DOC_A).join(b, DOC_B),
-        k=k,
-        threshold=threshold,
-        containment_threshold=containment_threshold,
-    )
+    pairs = candidates.join(a, DOC_A).join(b, DOC_B)
+    id_type = to_arrow_type(pairs.schema[DOC_A].dataType)
+    schema = from_arrow_schema(pa.schema(arrow_fields(SCORED_COLUMNS, id_type)))
 
+    def score(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for batch in batches:
+            yield score_pair_batch(
+                batch, k=k, threshold=threshold, containment_threshold=containment_threshold
+            )
 
-def score_sketch_pairs(
-    pairs: DataFrame, *, k: int, threshold: float = 0.0, containment_threshold: float | None = None
-) -> DataFrame:
-    """(doc_a, doc_b, sa, sb, shingles_a, shingles_b) -> the columns of :func:`score_pairs`."""
-    ka, kb = F.slice("sa", 1, k), F.slice("sb", 1, k)
-    both = F.array_intersect(ka, kb)
-    union = F.array_sort(F.array_union(ka, kb))
-    # two whole sets: the whole union is the sample, and the estimate is exact
-    whole = (F.col(SHINGLES_A) <= k) & (F.col(SHINGLES_B) <= k)
-    sample = F.when(whole, union).otherwise(F.slice(union, 1, k))
-    bound = F.least(_known(F.col("sa"), F.col(SHINGLES_A)), _known(F.col("sb"), F.col(SHINGLES_B)))
-    known_a = F.filter("sa", lambda h: bound.isNull() | (h <= bound))
-    known_b = F.filter("sb", lambda h: bound.isNull() | (h <= bound))
-    shared_known = F.size(F.array_intersect(known_a, known_b))
-    scored = pairs.select(
-        DOC_A,
-        DOC_B,
-        F.size(both).alias(MATCHES),
-        (F.size(F.array_intersect(sample, both)) / F.size(sample)).alias(JACCARD),
-        F.coalesce(shared_known / F.size(known_a), F.lit(0.0)).alias(CONTAINMENT_A),
-        F.coalesce(shared_known / F.size(known_b), F.lit(0.0)).alias(CONTAINMENT_B),
-        SHINGLES_A,
-        SHINGLES_B,
+    return pairs.select(DOC_A, DOC_B, SKETCH_A, SKETCH_B, SHINGLES_A, SHINGLES_B).mapInArrow(
+        score, schema
     )
-    rel = relation(
-        F.col(JACCARD),
-        F.col(CONTAINMENT_A),
-        F.col(CONTAINMENT_B),
-        threshold=threshold,
-        containment_threshold=containment_threshold,
-    )
-    return scored.withColumn(RELATION, rel)
 
 
 class _IdSet(AccumulatorParam):

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from pyspark.sql import SparkSession
 
-from shingling.spark.schemas import DOC_ID, TEXT
+from shingling.schema import DOC_ID, TEXT
 from shingling.spark.stages import PairMetrics, near_duplicate_pairs
 from shingling.spark.transforms import sketch_documents
 

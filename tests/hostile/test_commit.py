@@ -15,14 +15,14 @@ from pathlib import Path
 
 import pytest
 
-from shingling.spark.index_store import TEST_HOOK_ENV
-from shingling.spark.io import AtomicOutput
+from shingling.spark.hooks import TEST_HOOK_ENV
+from shingling.spark.storage import AtomicOutput
 
 REPO = Path(__file__).resolve().parents[2]
 
 COMMIT = """
 import json, sys
-from shingling.spark.io import AtomicOutput
+from shingling.spark.storage import AtomicOutput
 out = AtomicOutput(None, sys.argv[1], overwrite=True, job="near_duplicates")
 out.write_text("pairs/part-0.parquet", "new pairs")
 out.write_json("summary.json", {"job": "near_duplicates", "run": "new"})

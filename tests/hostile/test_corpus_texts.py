@@ -15,9 +15,9 @@ import pyarrow.parquet as pq
 import pytest
 
 from shingling.errors import BadInputError
+from shingling.schema import DOC_ID, TEXT, TEXT_CHECKSUM
 from shingling.spark.jobs import build_index
 from shingling.spark.run_checks import check_corpus_texts
-from shingling.spark.schemas import DOC_ID, TEXT, TEXT_CHECKSUM
 from shingling.spark.transforms import sketch_documents
 
 REPO = Path(__file__).resolve().parents[2]

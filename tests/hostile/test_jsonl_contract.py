@@ -14,7 +14,7 @@ import pytest
 
 import shingling.spark.jobs.near_duplicates as job
 from shingling.errors import ExitCode
-from shingling.spark.io import read_corpus
+from shingling.spark.read import read_corpus
 
 TEXTS = ["a plain text of several words to sketch", "another plain text of a few words"]
 

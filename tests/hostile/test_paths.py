@@ -18,8 +18,8 @@ import pyarrow.parquet as pq
 import pytest
 from hostile_helpers import snapshot
 
-from shingling.spark.io import AtomicOutput
 from shingling.spark.paths import PathConflictError, check_paths, relation, resolve_uri
+from shingling.spark.storage import AtomicOutput
 
 
 def corpus_file(path: Path) -> Path:

@@ -45,7 +45,7 @@ def test_a_storage_error_in_spark_is_one_line(spark, capsys: pytest.CaptureFixtu
 def test_a_full_disk_at_the_commit_leaves_the_index_as_it_was(
     spark, tmp_path: Path, capsys: pytest.CaptureFixture, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from shingling.spark.io import Files
+    from shingling.spark.storage import Files
 
     pq.write_table(
         pq.read_table(CORPUS, columns=["doc_id", "text"]).slice(0, 20), tmp_path / "b.parquet"

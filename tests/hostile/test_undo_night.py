@@ -22,9 +22,10 @@ from hostile_helpers import claimed, committed, snapshot
 
 from shingling import config as config_module
 from shingling.index import Manifest, SegmentInfo
-from shingling.spark.index_store import TEST_HOOK_ENV, UndoRefusedError
-from shingling.spark.io import Files
+from shingling.spark.hooks import TEST_HOOK_ENV
+from shingling.spark.index_store import UndoRefusedError
 from shingling.spark.jobs import nightly, undo_night
+from shingling.spark.storage import Files
 
 REPO = Path(__file__).resolve().parents[2]
 CORPUS = REPO / "data" / "sample" / "corpus.parquet"

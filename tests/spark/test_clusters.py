@@ -11,6 +11,7 @@ from pyspark.testing import assertDataFrameEqual
 
 from shingling.decision import Link
 from shingling.decision import components as reference
+from shingling.schema import DOC_A, DOC_B, DOC_ID, JACCARD
 from shingling.spark.connected_components import (
     CLUSTER_ID,
     CLUSTER_SIZE,
@@ -22,7 +23,6 @@ from shingling.spark.connected_components import (
     oriented_edges,
     small_star,
 )
-from shingling.spark.schemas import DOC_A, DOC_B, DOC_ID, JACCARD
 
 
 def reference_components(pairs: list[tuple]) -> list[tuple]:

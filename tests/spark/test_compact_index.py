@@ -34,8 +34,8 @@ from test_nightly import (
 
 from shingling.errors import BadInputError
 from shingling.index import open_index
+from shingling.spark.hooks import TEST_HOOK_ENV
 from shingling.spark.index_store import (
-    TEST_HOOK_ENV,
     Compaction,
     ForeignPathError,
     IndexCountsError,

@@ -12,8 +12,8 @@ import pytest
 from pyspark.sql import DataFrame, SparkSession
 
 from shingling.decision import Link, decide, priority_order
+from shingling.schema import CONTAINMENT_A, CONTAINMENT_B, DOC_A, DOC_B, EXACT, JACCARD
 from shingling.spark.decide import NotDecidedError, decisions, exact_copy_groups
-from shingling.spark.schemas import CONTAINMENT_A, CONTAINMENT_B, DOC_A, DOC_B, EXACT, JACCARD
 
 CUT = 0.5
 CONTAINMENT = 0.6

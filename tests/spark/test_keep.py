@@ -8,6 +8,7 @@ from pyspark.testing import assertDataFrameEqual
 
 from shingling.decision import priority_order
 from shingling.errors import BadInputError
+from shingling.schema import DOC_ID, EXACT, JACCARD
 from shingling.spark.connected_components import CLUSTER_ID, CLUSTER_SIZE
 from shingling.spark.decide import CONTAINMENT, DECISION_RELATION, KEPT_ID, RANK, ranked
 from shingling.spark.keep import (
@@ -17,7 +18,6 @@ from shingling.spark.keep import (
     kept_clusters,
     removed_documents,
 )
-from shingling.spark.schemas import DOC_ID, EXACT, JACCARD
 
 CORPUS = [
     ("a", "short text", 5.0),

@@ -26,8 +26,9 @@ from pyspark.testing import assertDataFrameEqual
 
 from shingling import config as config_module
 from shingling.index import open_index
+from shingling.spark.hooks import TEST_HOOK_ENV
 from shingling.spark.incremental import current_pairs
-from shingling.spark.index_store import TEST_HOOK_ENV, AlreadyCommittedError
+from shingling.spark.index_store import AlreadyCommittedError
 from shingling.spark.jobs import build_index, nightly
 from shingling.spark.stages import Verification, near_duplicate_pairs
 from shingling.spark.transforms import sketch_documents

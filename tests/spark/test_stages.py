@@ -12,7 +12,7 @@ from pyspark.sql import functions as F
 from testdata import SAMPLE_CORPUS
 
 from shingling.fast.frequency import FrequencySketch
-from shingling.spark.schemas import DOC_A, DOC_B, DOC_ID, TEXT
+from shingling.schema import DOC_A, DOC_B, DOC_ID, TEXT
 from shingling.spark.stages import (
     Cache,
     candidate_id_bitmap,

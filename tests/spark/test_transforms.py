@@ -11,8 +11,7 @@ from testdata import sample_corpus
 
 from shingling.estimators import jaccard, matches
 from shingling.fast.frequency import FrequencySketch
-from shingling.sketch import Sketch
-from shingling.spark.schemas import (
+from shingling.schema import (
     A_IN_B,
     B_IN_A,
     CONTAINMENT_A,
@@ -33,8 +32,9 @@ from shingling.spark.schemas import (
     SKIP_DUPLICATE_ID,
     SKIP_REASON,
     TEXT,
-    documents_schema,
 )
+from shingling.sketch import Sketch
+from shingling.spark.schemas import documents_schema
 from shingling.spark.stages import (
     PairMetrics,
     hash_frequencies,

@@ -13,7 +13,7 @@ from pyspark.sql import functions as F
 from testdata import licence_texts
 
 from shingling.exact import overlap
-from shingling.spark.schemas import (
+from shingling.schema import (
     CONTAINMENT_A,
     CONTAINMENT_B,
     DOC_A,

@@ -32,6 +32,7 @@ from pyspark.sql import functions as F
 from shingling import config as config_module
 from shingling.errors import EXIT_CODES_HELP, BadInputError, OutputExistsError
 from shingling.index import Manifest
+from shingling.schema import DOC_ID, SKETCH
 from shingling.spark.index_store import (
     IndexStore,
     add_future_date_argument,
@@ -41,16 +42,16 @@ from shingling.spark.index_store import (
     index_settings,
     write_options,
 )
-from shingling.spark.io import path_exists, read_corpus
 from shingling.spark.paths import check_output_name, check_paths, is_local, local_part
+from shingling.spark.read import read_corpus
 from shingling.spark.run_checks import (
     check_corpus_texts,
     check_nights_can_honour,
     check_writable_dir,
     local_manifest,
 )
-from shingling.spark.schemas import DOC_ID, SKETCH
 from shingling.spark.session import Steps, Work, run_main
+from shingling.spark.storage import path_exists
 
 log = logging.getLogger("shingling")
 

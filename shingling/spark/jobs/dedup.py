@@ -43,6 +43,7 @@ from pyspark.sql import functions as F
 from shingling import config as config_module
 from shingling.decision import EXCERPT, KEPT
 from shingling.errors import EXIT_CODES_HELP, BadInputError, ConfigError
+from shingling.schema import DOC_A, DOC_ID, EXACT, SKIP_REASON, TEXT, TEXT_CHECKSUM
 from shingling.spark.connected_components import (
     CLUSTER_ID,
     CLUSTER_SIZE,
@@ -50,13 +51,6 @@ from shingling.spark.connected_components import (
     figures_in_one_task,
 )
 from shingling.spark.decide import DECISION_RELATION, KEPT_ID, decisions, linked_ids, usable_links
-from shingling.spark.io import (
-    AtomicOutput,
-    check_job_paths,
-    path_exists,
-    read_corpus,
-    read_input,
-)
 from shingling.spark.keep import (
     KEEP_KEY,
     LONGEST,
@@ -67,13 +61,14 @@ from shingling.spark.keep import (
     removed_documents,
 )
 from shingling.spark.paths import is_local, local_part
+from shingling.spark.read import read_corpus, read_input
 from shingling.spark.run_checks import (
     CORPUS_CHECKSUM,
     check_corpus_texts,
     refuse_other_texts,
 )
-from shingling.spark.schemas import DOC_A, DOC_ID, EXACT, SKIP_REASON, TEXT, TEXT_CHECKSUM
 from shingling.spark.session import Steps, Work, run_main
+from shingling.spark.storage import AtomicOutput, check_job_paths, path_exists
 
 log = logging.getLogger("shingling")
 

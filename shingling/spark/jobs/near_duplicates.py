@@ -29,11 +29,18 @@ from pyspark.sql import functions as F
 
 from shingling import config as config_module
 from shingling.errors import EXIT_CODES_HELP
-from shingling.schema import RUN_CONFIG, RUN_SUMMARY, PairCounts, RunSummary
-from shingling.spark.io import AtomicOutput, check_job_paths, read_corpus, unreadable_input
-from shingling.spark.schemas import EXACT, SKIP_DUPLICATE_ID
+from shingling.schema import (
+    EXACT,
+    RUN_CONFIG,
+    RUN_SUMMARY,
+    SKIP_DUPLICATE_ID,
+    PairCounts,
+    RunSummary,
+)
+from shingling.spark.read import read_corpus, unreadable_input
 from shingling.spark.session import Steps, Work, run_main
 from shingling.spark.stages import Cache, PairMetrics, Verification, configured_pairs
+from shingling.spark.storage import AtomicOutput, check_job_paths
 from shingling.spark.summary import count_documents
 from shingling.spark.transforms import sketch_documents, skip_repeated_ids
 from shingling.spark.verify import VerifyMetrics

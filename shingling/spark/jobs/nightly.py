@@ -43,6 +43,15 @@ from shingling.decision import KEPT
 from shingling.errors import EXIT_CODES_HELP, BadInputError, ConfigError, OutputExistsError
 from shingling.fast import probe
 from shingling.index import SEGMENT, Manifest
+from shingling.schema import (
+    DOC_ID,
+    EXACT,
+    SKETCH,
+    SKIP_DUPLICATE_ID,
+    SKIP_NULL_ID,
+    SKIP_REASON,
+    TEXT,
+)
 from shingling.spark.decide import DECISION_RELATION, Decisions, night_decisions
 from shingling.spark.incremental import nightly_pairs
 from shingling.spark.index_store import (
@@ -56,8 +65,8 @@ from shingling.spark.index_store import (
     index_settings,
     write_options,
 )
-from shingling.spark.io import check_job_paths, read_corpus, read_input
 from shingling.spark.keep import keep_key, keep_keys
+from shingling.spark.read import read_corpus, read_input
 from shingling.spark.run_checks import (
     check_index_settings,
     check_nights_can_honour,
@@ -65,17 +74,9 @@ from shingling.spark.run_checks import (
     local_manifest,
     missing_stored_text,
 )
-from shingling.spark.schemas import (
-    DOC_ID,
-    EXACT,
-    SKETCH,
-    SKIP_DUPLICATE_ID,
-    SKIP_NULL_ID,
-    SKIP_REASON,
-    TEXT,
-)
 from shingling.spark.session import Steps, Work, run_main
 from shingling.spark.stages import Cache, Verification
+from shingling.spark.storage import check_job_paths
 from shingling.spark.summary import count_documents
 from shingling.spark.transforms import REPEATED_ID, sketch_documents
 from shingling.spark.verify import VerifyMetrics

@@ -80,7 +80,7 @@ def undo(
     """
     started = time.monotonic()
     run_id = uuid.uuid4().hex[:12]
-    # local paths need no session (shingling.spark.io.Files works with os alone)
+    # local paths need no session (shingling.spark.storage.Files works with os alone)
     store = IndexStore(
         spark,  # type: ignore[arg-type]
         index_path,

@@ -17,7 +17,13 @@ from testdata import licence_words, light_edits, sample_corpus
 from shingling import pairs
 from shingling.estimators import containment, jaccard, matches
 from shingling.fast import kernels
-from shingling.fast.postings import pack, score_sorted_batches, score_table, sketch_arrays
+from shingling.fast.postings import (
+    pack,
+    score_pair_batch,
+    score_sorted_batches,
+    score_table,
+    sketch_arrays,
+)
 from shingling.normalize import words
 from shingling.sketch import Sketch, sketch
 
@@ -50,6 +56,20 @@ def posting_rows(found: dict[str, Sketch], ids: dict[str, object] | None = None)
             "doc_id": [ids[d] if ids else d for _, d in rows],
             "n_shingles": pa.array([found[d].n_shingles for _, d in rows], pa.int64()),
             "sketch": pa.array([list(found[d].hashes) for _, d in rows], pa.list_(pa.int64())),
+        }
+    )
+
+
+def pair_rows(found: dict[str, Sketch], chosen: list[tuple[str, str]]) -> pa.Table:
+    """Rows (doc_a, doc_b, sketch_a, sketch_b, shingles_a, shingles_b) of the chosen pairs."""
+    return pa.table(
+        {
+            "doc_a": [a for a, _ in chosen],
+            "doc_b": [b for _, b in chosen],
+            "sketch_a": pa.array([list(found[a].hashes) for a, _ in chosen], pa.list_(pa.int64())),
+            "sketch_b": pa.array([list(found[b].hashes) for _, b in chosen], pa.list_(pa.int64())),
+            "shingles_a": [found[a].n_shingles for a, _ in chosen],
+            "shingles_b": [found[b].n_shingles for _, b in chosen],
         }
     )
 
@@ -95,6 +115,41 @@ def test_every_pair_of_every_posting_is_scored_as_the_estimators_score_it(sample
         assert row["star"] is False
         near += row["relation"] == "near_duplicate"
     assert near >= 10
+
+
+@pytest.mark.parametrize("sample_mod", [0, 4])
+@pytest.mark.parametrize("within", [None, 0.5])
+def test_pairs_given_with_their_sketches_are_scored_as_the_estimators_score_them(
+    sample_mod: int, within: float | None
+) -> None:
+    # the excerpt candidates' scorer: any pairs, sharing a hash or not, each scored once
+    found = sketches(sample_mod)
+    ids = sorted(found)
+    chosen = [(a, b) for i, a in enumerate(ids) for b in ids[i + 1 :]]
+    out = score_pair_batch(
+        pair_rows(found, chosen), k=K, threshold=0.6, containment_threshold=within
+    ).to_pylist()
+    assert len(out) == len(chosen) > 1000
+    for row, (x, y) in zip(out, chosen, strict=True):
+        a, b = found[x], found[y]
+        assert (row["doc_a"], row["doc_b"]) == (x, y)
+        assert row["matches"] == matches(a, b)
+        assert row["jaccard"] == jaccard(a, b)
+        assert (row["containment_a"], row["containment_b"]) == (
+            containment(a, b),
+            containment(b, a),
+        )
+        assert (row["shingles_a"], row["shingles_b"]) == (a.n_shingles, b.n_shingles)
+        assert row["relation"] == relation(a, b, 0.6, within)
+    # the pairs of each document and its own edit or excerpt: near-duplicates and excerpts
+    kin = [(d, e) for d in ids for e in (f"{d}-edit", f"{d}-part") if e in found]
+    out = score_pair_batch(
+        pair_rows(found, kin), k=K, threshold=0.6, containment_threshold=within
+    ).to_pylist()
+    got = [row["relation"] for row in out]
+    assert got == [relation(found[a], found[b], 0.6, within) for a, b in kin]
+    assert got.count("near_duplicate") >= 10
+    assert within is None or got.count("b_in_a") >= 5
 
 
 @pytest.mark.parametrize("threshold", [0.3, 0.6, 0.75])

@@ -36,19 +36,10 @@ import pytest
 from testdata import library_row, sample_corpus
 
 from shingling.normalize import normalize_array, words
-from shingling.spark import schemas
 
 REPO = Path(__file__).resolve().parents[2]
 FULL = os.environ.get("SHINGLING_HOSTILE_FULL") == "1"
 N_TINY = 100_000
-# The job refuses the whole corpus for a repeated id and fails on invalid UTF-8 until the skip
-# reasons below exist (the change is in the issue 8 report); until then the run is not attempted.
-NOT_YET = pytest.mark.xfail(
-    not all(hasattr(schemas, name) for name in ("SKIP_DUPLICATE_ID", "SKIP_INVALID_UTF8")),
-    reason="needs the duplicate_id and invalid_utf8 skip reasons (issue 8 report)",
-    run=False,
-    strict=True,
-)
 WIDTH, K = 4, 20  # shingling/default.toml's sketch settings, which the job runs with here
 BIG_BYTES = 50_000_000
 LONG_WORD_BYTES = 1_000_000
@@ -318,12 +309,10 @@ def hostile_run(
 
 
 @pytest.mark.e2e
-@NOT_YET
 def test_every_hostile_document_is_sketched_or_refused_by_name(hostile_run) -> None:
     check_run(*hostile_run)
 
 
-@NOT_YET
 @pytest.mark.slow
 @pytest.mark.skipif(not FULL, reason="a million tiny documents: set SHINGLING_HOSTILE_FULL=1")
 def test_a_million_tiny_documents(tmp_path: Path) -> None:

@@ -256,3 +256,99 @@ class RunSummary:
             return cls.from_dict(data)
         except ValueError as e:
             raise ValueError(f"{path}: {e}") from e
+
+
+# The dedup job's summary (its output's summary.json, docs/dedup.md), typed here once.
+
+
+@dataclass(frozen=True)
+class DecisionCounts:
+    """The decision: documents decided (those of a pair at the cut), kept and removed (of them,
+    exact copies and excerpts), the largest number removed in favour of one kept document, and
+    how it was reached (Spark rounds, then links finished in one task)."""
+
+    rounds: int
+    finished_in_one_task: int
+    documents_decided: int
+    kept: int
+    removed: int
+    removed_exact_duplicates: int
+    removed_excerpts: int
+    largest_cluster: int
+
+
+@dataclass(frozen=True)
+class ComponentCounts:
+    """The connected components of the same links, for comparison: what one kept document per
+    component would remove (``would_remove``)."""
+
+    rounds: int
+    components: int
+    documents_in_components: int
+    largest_component: int
+    would_remove: int
+
+
+@dataclass(frozen=True)
+class CorpusCounts:
+    """The deduplicated corpus: rows read, written and removed (of them, exact copies)."""
+
+    read: int
+    written: int
+    removed: int
+    removed_exact_duplicates: int
+
+
+@dataclass(frozen=True)
+class DedupSummary:
+    """A dedup output's ``summary.json``: its input, run and output, the cuts, the decision, the
+    components' comparison, the corpus written, the seconds of each step and the resolved
+    config."""
+
+    input: str
+    run: str
+    output: str
+    started_at: str
+    cut: float
+    containment_cut: float | None
+    decision: DecisionCounts
+    components: ComponentCounts
+    corpus: CorpusCounts
+    stage_seconds: dict[str, float]
+    finished_at: str
+    status: str
+    config: dict[str, Any] = field(default_factory=dict)
+    job: str = "dedup"
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object written to the output's summary.json (``job`` first)."""
+        data = asdict(self)
+        return {"job": data.pop("job"), **data}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> DedupSummary:
+        """Raises ValueError naming the first field missing or of the wrong shape."""
+        try:
+            if data["job"] != "dedup":
+                raise ValueError(f"the summary of a {data['job']!r} job, not of dedup")
+            return cls(
+                input=str(data["input"]),
+                run=str(data["run"]),
+                output=str(data["output"]),
+                started_at=str(data["started_at"]),
+                cut=float(data["cut"]),
+                containment_cut=(
+                    None if data["containment_cut"] is None else float(data["containment_cut"])
+                ),
+                decision=DecisionCounts(**data["decision"]),
+                components=ComponentCounts(**data["components"]),
+                corpus=CorpusCounts(**data["corpus"]),
+                stage_seconds={k: float(v) for k, v in dict(data["stage_seconds"]).items()},
+                finished_at=str(data["finished_at"]),
+                status=str(data["status"]),
+                config=dict(data.get("config") or {}),
+            )
+        except KeyError as e:
+            raise ValueError(f"no {e.args[0]!r} in the dedup summary") from e
+        except TypeError as e:
+            raise ValueError(f"a field of the dedup summary has the wrong shape: {e}") from e

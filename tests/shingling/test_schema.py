@@ -4,11 +4,22 @@ missing."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from shingling.schema import SKIP_REASONS, DocumentCounts, PairCounts, RunSummary
+from shingling.schema import (
+    SKIP_REASONS,
+    ComponentCounts,
+    CorpusCounts,
+    DecisionCounts,
+    DedupSummary,
+    DocumentCounts,
+    PairCounts,
+    RunSummary,
+)
 
 
 def summary() -> RunSummary:
@@ -49,3 +60,45 @@ def test_a_summary_of_the_wrong_shape_is_a_value_error(text: str, tmp_path: Path
     (tmp_path / "summary.json").write_text(text)
     with pytest.raises(ValueError, match="summary.json"):
         RunSummary.load(tmp_path)
+
+
+def dedup_summary() -> DedupSummary:
+    return DedupSummary(
+        input="corpus.parquet",
+        run="out/sample",
+        output="out/dedup",
+        started_at="2026-12-05T12:00:00+00:00",
+        cut=0.5,
+        containment_cut=None,
+        decision=DecisionCounts(0, 1683, 538, 146, 392, 53, 0, 112),
+        components=ComponentCounts(0, 110, 538, 112, 428),
+        corpus=CorpusCounts(2000, 1608, 392, 53),
+        stage_seconds={"check": 1.5, "decide": 2.0},
+        finished_at="2026-12-05T12:00:09+00:00",
+        status="succeeded",
+        config={"pairs": {"threshold": 0.5}},
+    )
+
+
+def test_a_dedup_summary_reads_back_as_written() -> None:
+    written = dedup_summary().to_dict()
+    assert list(written)[:2] == ["job", "input"] and written["job"] == "dedup"
+    read = DedupSummary.from_dict(json.loads(json.dumps(written)))
+    assert read == dedup_summary()
+
+
+@pytest.mark.parametrize(
+    ("change", "says"),
+    [
+        (lambda d: d.pop("decision"), "no 'decision'"),
+        (lambda d: d["corpus"].pop("written"), "wrong shape"),
+        (lambda d: d.update(job="near_duplicates"), "not of dedup"),
+    ],
+)
+def test_a_dedup_summary_missing_a_field_is_refused_by_name(
+    change: Callable[[dict[str, Any]], object], says: str
+) -> None:
+    data = json.loads(json.dumps(dedup_summary().to_dict()))
+    change(data)
+    with pytest.raises(ValueError, match=says):
+        DedupSummary.from_dict(data)

@@ -18,6 +18,7 @@ from pyspark.testing import assertDataFrameEqual
 from shingling.decision import Link, decide, priority_order
 from shingling.errors import ExitCode
 from shingling.exact import shingle_set
+from shingling.schema import DedupSummary
 from shingling.spark.jobs import dedup, near_duplicates
 
 SAMPLE = Path(__file__).resolve().parents[2] / "data" / "sample" / "corpus.parquet"
@@ -173,6 +174,7 @@ def test_the_summary_counts_what_was_written_and_the_component_rule_beside_it(
     first: Path, workdir: Path
 ) -> None:
     summary = json.loads((first / "summary.json").read_text())
+    assert DedupSummary.from_dict(summary).to_dict() == summary  # the typed summary, as written
     assert summary["status"] == "succeeded"
     assert summary["corpus"]["written"] == len(table(first / "corpus"))
     assert summary["corpus"]["removed"] == len(table(first / "removed"))

@@ -33,6 +33,7 @@ import logging
 import sys
 import time
 import tomllib
+from dataclasses import asdict
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -43,7 +44,18 @@ from pyspark.sql import functions as F
 from shingling import config as config_module
 from shingling.decision import EXCERPT, KEPT
 from shingling.errors import EXIT_CODES_HELP, BadInputError, ConfigError
-from shingling.schema import DOC_A, DOC_ID, EXACT, SKIP_REASON, TEXT, TEXT_CHECKSUM
+from shingling.schema import (
+    DOC_A,
+    DOC_ID,
+    EXACT,
+    SKIP_REASON,
+    TEXT,
+    TEXT_CHECKSUM,
+    ComponentCounts,
+    CorpusCounts,
+    DecisionCounts,
+    DedupSummary,
+)
 from shingling.spark.connected_components import (
     CLUSTER_ID,
     CLUSTER_SIZE,
@@ -315,20 +327,13 @@ def count_components(components: DataFrame) -> dict[str, Any]:
 def run(
     spark: SparkSession, cfg: config_module.Config, input_path: str, run_path: str, output_path: str
 ) -> dict[str, Any]:
-    """Read the run and the corpus, decide, write; returns the run summary."""
+    """Read the run and the corpus, decide, write; returns the summary
+    (:class:`shingling.schema.DedupSummary`, as written)."""
     started = time.monotonic()
     run_path = run_path.rstrip("/")
     cut = max(cfg.clusters.min_jaccard, cfg.pairs.threshold)
     containment_cut = cfg.pairs.containment_threshold if cfg.sketch.sample_mod > 0 else None
-    summary: dict[str, Any] = {
-        "job": "dedup",
-        "input": input_path,
-        "run": run_path,
-        "output": output_path,
-        "started_at": datetime.now(UTC).isoformat(timespec="seconds"),
-        "cut": cut,
-        "containment_cut": containment_cut,
-    }
+    started_at = datetime.now(UTC).isoformat(timespec="seconds")
     seconds: dict[str, float] = {}
     partitions = int(spark.conf.get("spark.sql.shuffle.partitions") or "200")
     id_column, text_column = cfg.input.id_column, cfg.input.text_column
@@ -388,19 +393,19 @@ def run(
         in_favour = table.withColumn(
             "_in_favour", F.count(F.lit(1)).over(Window.partitionBy(KEPT_ID))
         )
-        summary["decision"] = {
-            "rounds": decided.rounds,
-            "finished_in_one_task": decided.finished_edges,
+        decision = DecisionCounts(
+            rounds=decided.rounds,
+            finished_in_one_task=decided.finished_edges,
             **count_decisions(in_favour),
-        }
+        )
         seconds["decide"] = time.monotonic() - stage
-        steps.done(json.dumps(summary["decision"]))
+        steps.done(json.dumps(asdict(decision)))
 
         stage = time.monotonic()
         steps.start("connected components, for comparison")
         links = usable_links(pairs, cut=cut, containment_cut=containment_cut)
         if not cfg.clusters.components and decided.one_task:  # the graph fits one task
-            summary["components"] = {"rounds": 0, **figures_in_one_task(links)}
+            compared = ComponentCounts(rounds=0, **figures_in_one_task(links))
         else:
             components = connected_components(links, max_rounds=cfg.clusters.max_rounds)
             if cfg.clusters.components:
@@ -413,9 +418,9 @@ def run(
                 found = spark.read.parquet(out.table("components"))
             else:
                 found = components.clusters
-            summary["components"] = {"rounds": components.rounds, **count_components(found)}
+            compared = ComponentCounts(rounds=components.rounds, **count_components(found))
         seconds["components"] = time.monotonic() - stage
-        steps.done(json.dumps(summary["components"]))
+        steps.done(json.dumps(asdict(compared)))
 
         stage = time.monotonic()
         steps.start("writing the deduplicated corpus")
@@ -424,30 +429,40 @@ def run(
             corpus,
             removed,
             id_column=id_column,
-            broadcast=summary["decision"]["removed"] <= BROADCAST_REMOVED,
+            broadcast=decision.removed <= BROADCAST_REMOVED,
         ).write.parquet(out.table("corpus"))
         written = spark.read.parquet(out.table("corpus")).count()
-        removed_count = summary["decision"]["removed"]
-        summary["corpus"] = {
-            "read": written + removed_count,
-            "written": written,
-            "removed": removed_count,
-            "removed_exact_duplicates": summary["decision"]["removed_exact_duplicates"],
-        }
+        corpus_counts = CorpusCounts(
+            read=written + decision.removed,
+            written=written,
+            removed=decision.removed,
+            removed_exact_duplicates=decision.removed_exact_duplicates,
+        )
         seconds["corpus"] = time.monotonic() - stage
-        steps.done(json.dumps(summary["corpus"]))
+        steps.done(json.dumps(asdict(corpus_counts)))
         seconds["total"] = time.monotonic() - started
-        summary["stage_seconds"] = {name: round(value, 2) for name, value in seconds.items()}
-        summary["finished_at"] = datetime.now(UTC).isoformat(timespec="seconds")
-        summary["status"] = "succeeded"
-        summary["config"] = cfg.to_dict()
+        summary = DedupSummary(
+            input=input_path,
+            run=run_path,
+            output=output_path,
+            started_at=started_at,
+            cut=cut,
+            containment_cut=containment_cut,
+            decision=decision,
+            components=compared,
+            corpus=corpus_counts,
+            stage_seconds={name: round(value, 2) for name, value in seconds.items()},
+            finished_at=datetime.now(UTC).isoformat(timespec="seconds"),
+            status="succeeded",
+            config=cfg.to_dict(),
+        )
         out.write_text("config.toml", config_module.to_toml(cfg))
-        out.write_json("summary.json", summary)
+        out.write_json("summary.json", summary.to_dict())
         out.commit()
     except BaseException:
         out.abort()
         raise
-    return summary
+    return summary.to_dict()
 
 
 def main(argv: list[str] | None = None) -> int:

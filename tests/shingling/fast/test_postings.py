@@ -60,6 +60,17 @@ def posting_rows(found: dict[str, Sketch], ids: dict[str, object] | None = None)
     )
 
 
+def assert_scored_as_the_estimators(
+    row: dict, a: Sketch, b: Sketch, threshold: float, within: float | None
+) -> None:
+    """A scored pair's row holds what shingling.estimators and shingling.pairs give, bit for bit."""
+    assert row["matches"] == matches(a, b)
+    assert row["jaccard"] == jaccard(a, b)
+    assert (row["containment_a"], row["containment_b"]) == (containment(a, b), containment(b, a))
+    assert (row["shingles_a"], row["shingles_b"]) == (a.n_shingles, b.n_shingles)
+    assert row["relation"] == relation(a, b, threshold, within)
+
+
 def pair_rows(found: dict[str, Sketch], chosen: list[tuple[str, str]]) -> pa.Table:
     """Rows (doc_a, doc_b, sketch_a, sketch_b, shingles_a, shingles_b) of the chosen pairs."""
     return pa.table(
@@ -102,16 +113,8 @@ def test_every_pair_of_every_posting_is_scored_as_the_estimators_score_it(sample
     assert len(out) == sum(shared.values()) > 1000
     near = 0
     for row in out:
-        a, b = found[row["doc_a"]], found[row["doc_b"]]
         assert row["doc_a"] < row["doc_b"]
-        assert row["matches"] == matches(a, b)
-        assert row["jaccard"] == jaccard(a, b)
-        assert (row["containment_a"], row["containment_b"]) == (
-            containment(a, b),
-            containment(b, a),
-        )
-        assert (row["shingles_a"], row["shingles_b"]) == (a.n_shingles, b.n_shingles)
-        assert row["relation"] == relation(a, b, 0.6, 0.5)
+        assert_scored_as_the_estimators(row, found[row["doc_a"]], found[row["doc_b"]], 0.6, 0.5)
         assert row["star"] is False
         near += row["relation"] == "near_duplicate"
     assert near >= 10
@@ -131,16 +134,8 @@ def test_pairs_given_with_their_sketches_are_scored_as_the_estimators_score_them
     ).to_pylist()
     assert len(out) == len(chosen) > 1000
     for row, (x, y) in zip(out, chosen, strict=True):
-        a, b = found[x], found[y]
         assert (row["doc_a"], row["doc_b"]) == (x, y)
-        assert row["matches"] == matches(a, b)
-        assert row["jaccard"] == jaccard(a, b)
-        assert (row["containment_a"], row["containment_b"]) == (
-            containment(a, b),
-            containment(b, a),
-        )
-        assert (row["shingles_a"], row["shingles_b"]) == (a.n_shingles, b.n_shingles)
-        assert row["relation"] == relation(a, b, 0.6, within)
+        assert_scored_as_the_estimators(row, found[x], found[y], 0.6, within)
     # the pairs of each document and its own edit or excerpt: near-duplicates and excerpts
     kin = [(d, e) for d in ids for e in (f"{d}-edit", f"{d}-part") if e in found]
     out = score_pair_batch(

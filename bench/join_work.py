@@ -35,9 +35,16 @@ import pyarrow.compute as pc
 import pyarrow.dataset as ds
 from numba import njit
 
+from shingling.fast.estimators import min_shared
 from shingling.fast.frequency import FrequencySketch
-from shingling.fast.kernels import SIGNATURE_WORDS, _min_shared, _popcount, _sign
-from shingling.fast.postings import prefix_rows, score_table, sketch_arrays
+from shingling.fast.postings import (
+    SIGNATURE_WORDS,
+    popcount,
+    prefix_rows,
+    score_table,
+    sign,
+    sketch_arrays,
+)
 from shingling.schema import DOC_ID, HASH, N_SHINGLES, SKETCH, TEXT_HASH
 
 THRESHOLDS = {"defaults (candidates from 0.3)": 0.3, "estimate-only (0.5)": 0.5}
@@ -65,7 +72,7 @@ def signature_passes(
     max_posting: int,
 ) -> int:
     """Of the pairs the postings test (``hashes`` sorted, ``rows`` the sketch of each), how many
-    the signatures' bound passes: the arithmetic of ``kernels._signatures_may_reach``, with the
+    the signatures' bound passes: the arithmetic of ``postings.signatures_may_reach``, with the
     sketches reached through ``rows``; a posting of more than ``max_posting`` rows (0: no cap) is
     a star, whose pairs are not tested."""
     n = len(hashes)
@@ -80,16 +87,16 @@ def signature_passes(
             if end - start > len(signatures):
                 signatures = np.zeros((end - start, SIGNATURE_WORDS + 1), dtype=np.uint64)
             for i in range(start, end):
-                _sign(values, offsets, rows[i], k, signatures[i - start])
+                sign(values, offsets, rows[i], k, signatures[i - start])
             for i in range(start, end):
                 ka = min(offsets[rows[i] + 1] - offsets[rows[i]], k)
                 for j in range(i + 1, end):
                     kb = min(offsets[rows[j] + 1] - offsets[rows[j]], k)
-                    need = _min_shared(min(k, max(ka, kb)), threshold)
+                    need = min_shared(min(k, max(ka, kb)), threshold)
                     a, b = i - start, j - start
                     bound = int(min(signatures[a, SIGNATURE_WORDS], signatures[b, SIGNATURE_WORDS]))
                     for w in range(SIGNATURE_WORDS):
-                        bound += _popcount(signatures[a, w] & signatures[b, w])
+                        bound += popcount(signatures[a, w] & signatures[b, w])
                     if bound >= need:
                         passes += 1
         start = end

@@ -3,7 +3,7 @@
 Shingle sets follow the library's definitions exactly (:func:`shingling.normalize.normalize_array`
 to normalize, split on spaces as :func:`shingling.normalize.words` does, then
 :func:`shingling.sketch.shingle_hashes`), in plain Python, so the truth does not share the
-vectorized code (:mod:`shingling.fast.batch`) that the pipeline runs.
+vectorized code (:mod:`shingling.fast.sketch`, :mod:`shingling.fast.exact`) that the pipeline runs.
 
 Quality is measured on **distinct texts**: documents with the same normalized text form an exact
 group, every reported pair is read as a pair of groups, and pairs within a group (exact copies) are

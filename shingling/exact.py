@@ -3,7 +3,7 @@
 The reference definition of what the pair table's ``jaccard``, ``containment_a`` and
 ``containment_b`` hold when a run verifies its pairs (the default): a text's shingle set is every
 distinct shingle hash of it (:func:`shingling.sketch.tokens`, :func:`shingling.sketch.shingle_hashes`,
-the same hashes a sketch keeps the smallest of). :func:`shingling.fast.batch.overlap_batch` computes the
+the same hashes a sketch keeps the smallest of). :func:`shingling.fast.exact.overlap_batch` computes the
 same on a whole Arrow batch of pairs; the tests hold the two equal.
 
 >>> o = overlap("a b c d e", "A b c d f", width=4)

@@ -7,7 +7,7 @@ Python, Arrow, Parquet and Spark SQL (whose ``bigint`` is signed).
   ``xxhash64``, so Spark SQL ``xxhash64('word')`` gives the same number.
 - A **shingle hash** is xxHash64 (seed 42) of the shingle written as its words' hashes: the
   little-endian unsigned 8-byte word hashes, concatenated. Each distinct word is hashed once and a
-  shingle costs one fixed-size xxHash64 block, which :mod:`shingling.fast.batch` computes for a whole
+  shingle costs one fixed-size xxHash64 block, which :mod:`shingling.fast.sketch` computes for a whole
   batch at once with numpy; the collision odds are those of xxHash64 on the shingle text.
 """
 

@@ -13,7 +13,7 @@ Combining marks count as part of a word: without them a Devanagari or Thai word 
 every vowel sign. This is the seed's ``lc`` and ``tr/a-z0-9/ /c`` for every script.
 
 The steps are Arrow compute kernels (utf8proc and RE2 tables), applied to one string here and to a
-whole batch in :mod:`shingling.fast.batch`: one implementation, so the library and the Spark job cannot
+whole batch in :mod:`shingling.fast.sketch`: one implementation, so the library and the Spark job cannot
 disagree on a character, whatever Unicode version the Python interpreter ships.
 """
 

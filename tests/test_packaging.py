@@ -20,7 +20,7 @@ def test_the_wheel_holds_the_default_config_and_the_jobs_load_it(tmp_path: Path)
     with zipfile.ZipFile(wheel) as packed:
         names = set(packed.namelist())
         assert "shingling/default.toml" in names
-        assert "shingling/fast/kernels.py" in names and "shingling/pairs.py" in names
+        assert "shingling/fast/sketch.py" in names and "shingling/pairs.py" in names
         assert "shingling/spark/jobs/near_duplicates.py" in names
         # one top-level package: no `jobs` (the spark-submit scripts stay in the checkout)
         top = {name.split("/")[0] for name in names if ".dist-info/" not in name}

@@ -1,7 +1,7 @@
 """Every document's distinct shingle hashes, for the peers: the library's shingles, vectorized.
 
 The peers must see the same words and shingles as the pipeline, so they use the library's own
-batch sketcher (:func:`shingling.fast.batch.sketch_batch`) with a sketch size no document reaches: its
+batch sketcher (:func:`shingling.fast.sketch.sketch_batch`) with a sketch size no document reaches: its
 "bottom-k" is then the whole sorted set of the document's shingle hashes.
 """
 
@@ -10,7 +10,7 @@ from __future__ import annotations
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from shingling.fast.batch import sketch_batch
+from shingling.fast.sketch import sketch_batch
 from shingling.sketch import DEFAULT_WIDTH
 
 ALL = 1 << 40  # more shingles than any document has

@@ -24,10 +24,13 @@ text may let a hot hash into prefixes, and a capped posting pairs by star.)
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
 import numpy as np
+from numba import njit
 
-from shingling.fast.kernels import count_hashes, estimate_hashes, select_prefixes
+from shingling.fast.compiled import U64, Compiled
+from shingling.fast.estimators import min_shared
 
 DEPTH = 3
 #: one odd multiplier per row (multiply-shift hashing; fixed, so every process agrees)
@@ -151,7 +154,7 @@ class FrequencySketch:
         estimated shared keeps the first s - t + 1 of them (none when that is not positive).
         ``earlier``: the positions in the sketch of the row's prefix hashes before its own whose
         postings ``max_posting`` never caps, a bit each (see
-        :func:`shingling.fast.kernels._select_prefixes`).
+        :func:`select_prefixes`).
         """
         return select_prefixes(
             offsets.astype(np.int64, copy=False),
@@ -171,3 +174,112 @@ def add_counts(parts: list[bytes]) -> np.ndarray:
         total += np.frombuffer(part, dtype=COUNTER)
         np.minimum(total, SATURATED, out=total)  # each step, so the sum cannot wrap
     return total.astype(COUNTER)
+
+
+@njit(inline="always")
+def slot(value: Any, multiplier: Any, width: Any) -> Any:
+    # the top 32 bits of a multiply-shift hash (2-universal) of the value after MurmurHash3's
+    # fmix64 finalizer (sketch hashes are their documents' smallest: their high bits are far from
+    # random), scaled to [0, width) by a multiply and a shift (Lemire's reduction, width < 2**32)
+    z = U64(value)
+    z = (z ^ (z >> U64(33))) * U64(0xFF51AFD7ED558CCD)
+    z = (z ^ (z >> U64(33))) * U64(0xC4CEB9FE1A85EC53)
+    z = z ^ (z >> U64(33))
+    return (((z * multiplier) >> U64(32)) * width) >> U64(32)
+
+
+def _count_hashes(values: Any, counts: Any, multipliers: Any) -> None:
+    """Add one to each hash's counter in every row of a count-min table (uint16, saturating)."""
+    depth, width = counts.shape[0], U64(counts.shape[1])
+    for v in values:
+        for r in range(depth):
+            s = slot(v, multipliers[r], width)
+            c = counts[r, s]
+            if c < 65535:
+                counts[r, s] = c + 1
+
+
+@njit(inline="always")
+def estimate(value: Any, counts: Any, multipliers: Any) -> int:
+    best = 65535
+    width = U64(counts.shape[1])
+    for r in range(counts.shape[0]):
+        c = int(counts[r, slot(value, multipliers[r], width)])
+        if c < best:
+            best = c
+    return best
+
+
+def _estimate_hashes(values: Any, counts: Any, multipliers: Any) -> Any:
+    """The count-min estimate of each hash: the smallest of its counters (never below its count,
+    unless that is above 65535)."""
+    out = np.empty(len(values), dtype=np.int64)
+    for i in range(len(values)):
+        out[i] = estimate(values[i], counts, multipliers)
+    return out
+
+
+def _select_prefixes(
+    offsets: Any,
+    values: Any,
+    k: int,
+    threshold: float,
+    counts: Any,
+    multipliers: Any,
+    max_posting: int,
+) -> tuple[Any, Any, Any]:
+    """Each sketch's join prefix, rarest first by the count-min estimate of document frequency.
+
+    Sketch i is ``values[offsets[i]:offsets[i + 1]]``; of its bottom-k part (n hashes), the hashes
+    estimated in at least two sketches are ordered by (estimate, hash) and the first
+    s - min_shared(n) + 1 of those s are kept (none when that is not positive).
+
+    Each row also gets the positions in its sketch of the prefix hashes before its own (bit p:
+    the sketch's hash p), those whose posting is never capped (estimate at most ``max_posting``,
+    or any when it is 0): two documents meet first at the first prefix hash they share, and a
+    later posting need not score them again (:func:`shingling.fast.postings.met_before`). -1 where the bottom-k part is
+    longer than 63 (no positions kept: the pair is scored in every posting, as before).
+
+    Returns:
+        (row, hash, earlier) per prefix row, rows ascending.
+    """
+    rows = np.empty(len(values), dtype=np.int32)
+    hashes = np.empty(len(values), dtype=np.int64)
+    earlier = np.empty(len(values), dtype=np.int64)
+    est = np.empty(max(k, 1), dtype=np.int64)
+    held = np.empty(max(k, 1), dtype=np.int64)
+    where = np.empty(max(k, 1), dtype=np.int64)
+    out = 0
+    for i in range(len(offsets) - 1):
+        start = offsets[i]
+        end = min(offsets[i + 1], start + k)
+        need = min_shared(end - start, threshold)
+        s = 0
+        for j in range(start, end):
+            e = estimate(values[j], counts, multipliers)
+            if e >= 2:
+                # insertion into the run est/held, kept sorted by (estimate, hash): at most k
+                x = s
+                while x > 0 and (est[x - 1] > e or (est[x - 1] == e and held[x - 1] > values[j])):
+                    est[x] = est[x - 1]
+                    held[x] = held[x - 1]
+                    where[x] = where[x - 1]
+                    x -= 1
+                est[x] = e
+                held[x] = values[j]
+                where[x] = j - start
+                s += 1
+        mask = 0
+        for x in range(s - need + 1):
+            rows[out] = i
+            hashes[out] = held[x]
+            earlier[out] = mask if end - start <= 63 else -1
+            out += 1
+            if max_posting == 0 or est[x] <= max_posting:
+                mask |= np.int64(1) << where[x]
+    return rows[:out], hashes[:out], earlier[:out]
+
+
+count_hashes = Compiled(_count_hashes)
+estimate_hashes = Compiled(_estimate_hashes)
+select_prefixes = Compiled(_select_prefixes)

@@ -3,7 +3,7 @@
 The Spark job sends the prefix rows (hash, doc_id, n_shingles, sketch) to the executors grouped by
 hash and sorted within each partition, and :func:`score_sorted_batches` turns each run of rows with
 one hash (a posting) into scored pairs with the compiled loop
-:func:`shingling.fast.kernels.score_postings`. A prefix row's sketch is packed into one binary value
+:func:`score_postings`. A prefix row's sketch is packed into one binary value
 (:func:`pack`, the int64 hashes little-endian): Spark moves and copies a binary value whole, where
 an array of longs costs it a write per element at every conversion between Arrow and its rows.
 
@@ -23,10 +23,12 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+from numba import njit
 
 from shingling import pairs
+from shingling.fast.compiled import U64, Compiled, grown
+from shingling.fast.estimators import may_reach, min_shared, score_pair, score_rows
 from shingling.fast.frequency import FrequencySketch
-from shingling.fast.kernels import score_postings, score_rows
 from shingling.schema import (
     DOC_A,
     DOC_B,
@@ -299,3 +301,223 @@ def sketch_arrays(column: pa.Array | pa.ChunkedArray) -> tuple[np.ndarray, np.nd
         return np.zeros(1, dtype=np.int64), np.empty(0, dtype=np.int64)
     values = lists.values.to_numpy()[offsets[0] : offsets[-1]]
     return (offsets - offsets[0]).astype(np.int64), values.astype(np.int64, copy=False)
+
+
+#: already set.
+SIGNATURE_WORDS = 4
+
+
+@njit(inline="always")
+def sign(values: Any, offsets: Any, row: int, k: int, out: Any) -> None:
+    """A row's signature in ``out``: one bit per hash of its bottom-k part, bit ``h & 255`` (the
+    low bits of a bottom-k hash are as uniform as the hash; its high ones are not), then in
+    ``out[SIGNATURE_WORDS]`` how many of those hashes found their bit set already."""
+    out[:] = 0
+    collided = 0
+    for p in range(offsets[row], min(offsets[row + 1], offsets[row] + k)):
+        bit = values[p] & (64 * SIGNATURE_WORDS - 1)
+        mask = U64(1) << U64(bit & 63)
+        if out[bit >> 6] & mask:
+            collided += 1
+        out[bit >> 6] |= mask
+    out[SIGNATURE_WORDS] = collided
+
+
+@njit(inline="always")
+def popcount(x: Any) -> int:
+    x = x - ((x >> U64(1)) & U64(0x5555555555555555))
+    x = (x & U64(0x3333333333333333)) + ((x >> U64(2)) & U64(0x3333333333333333))
+    x = (x + (x >> U64(4))) & U64(0x0F0F0F0F0F0F0F0F)
+    return int((x * U64(0x0101010101010101)) >> U64(56))
+
+
+@njit(inline="always")
+def signatures_may_reach(
+    signatures: Any, offsets: Any, a: int, b: int, k: int, threshold: float
+) -> bool:
+    """A necessary condition of :func:`may_reach`, from the rows' signatures (:func:`sign`).
+
+    The hashes two bottom-k parts share fall on bits both signatures set; on one bit, at most as
+    many as the fewer of the two parts' hashes on it. Summed over the bits: the shared hashes are
+    at most the common bits plus the lesser of the two counts of hashes that fell on a bit already
+    set (nearly always 0 or 1). This refuses most pairs met through one shared hash in a few
+    instructions, and never a pair the intersection would pass.
+    """
+    ka = min(offsets[a + 1] - offsets[a], k)
+    kb = min(offsets[b + 1] - offsets[b], k)
+    need = min_shared(min(k, max(ka, kb)), threshold)
+    bound = int(min(signatures[a, SIGNATURE_WORDS], signatures[b, SIGNATURE_WORDS]))
+    for w in range(SIGNATURE_WORDS):
+        bound += popcount(signatures[a, w] & signatures[b, w])
+    return bound >= need
+
+
+def _score_postings(
+    hashes: Any,
+    order: Any,
+    n_shingles: Any,
+    offsets: Any,
+    values: Any,
+    k: int,
+    threshold: float,
+    containment_threshold: float,
+    test_first: bool,
+    max_posting: int,
+    earlier: Any,
+) -> tuple[Any, Any, Any, Any, Any, Any, Any, Any]:
+    """Every pair of rows with the same hash (rows sorted by hash), tested and scored.
+
+    The arithmetic of :func:`shingling.pairs.may_reach` (and of
+    :mod:`shingling.estimators`), on sketches as sorted runs of ``values`` (row i's sketch is
+    ``values[offsets[i]:offsets[i + 1]]``).
+
+    Args:
+        hashes: each row's prefix hash; rows of one hash are adjacent.
+        order: each row's document in id order (a pair's doc_a is the one with the smaller).
+        n_shingles: each row's document's distinct shingle count.
+        offsets, values: the rows' sketches.
+        k, threshold: the bottom-k size and the Jaccard threshold.
+        containment_threshold: the excerpt threshold; negative: none.
+        test_first: drop the pairs that cannot reach ``threshold`` (``may_reach``) unscored.
+        max_posting: a posting of more rows (0: no cap) pairs each with its first document in id
+            order only (a star), every such pair scored.
+        earlier: per row, the positions of its prefix hashes before this one
+            (:func:`shingling.fast.frequency.select_prefixes`): a pair that shares one of those is left to that hash's
+            posting; 0 or -1 for none.
+
+    Returns:
+        Per scored pair: row of doc_a, row of doc_b, matches, jaccard, containment_a,
+        containment_b, relation (0: none, 1: near duplicate, 2: a in b, 3: b in a), and whether
+        the pair is a star's.
+    """
+    n = len(hashes)
+    cap = 1024
+    found = (
+        np.empty(cap, dtype=np.int64),
+        np.empty(cap, dtype=np.int64),
+        np.empty(cap, dtype=np.int32),
+        np.empty(cap, dtype=np.float64),
+        np.empty(cap, dtype=np.float64),
+        np.empty(cap, dtype=np.float64),
+        np.empty(cap, dtype=np.int8),
+        np.empty(cap, dtype=np.bool_),
+    )
+    out = 0
+    start = 0
+    scoring = (values, offsets, n_shingles, k, threshold, containment_threshold)
+    signatures = np.zeros((n if test_first else 0, SIGNATURE_WORDS + 1), dtype=np.uint64)
+    while start < n:
+        end = start + 1
+        while end < n and hashes[end] == hashes[start]:
+            end += 1
+        if 0 < max_posting < end - start:  # a star around the first document in id order
+            centre = start
+            for i in range(start, end):
+                if order[i] < order[centre]:
+                    centre = i
+            for i in range(start, end):
+                if i != centre:
+                    found, out = _consider(found, out, scoring, centre, i, False, True)
+        else:
+            if test_first:
+                for i in range(start, end):
+                    sign(values, offsets, i, k, signatures[i])
+            for i in range(start, end):
+                for j in range(i + 1, end):
+                    if order[i] == order[j]:
+                        continue
+                    # tested here, before _consider: most pairs fail, and passing the arrays of
+                    # found pairs in and out costs more than the test; the signatures first, then
+                    # (for the few they cannot refuse) the intersection itself
+                    if test_first and not (
+                        signatures_may_reach(signatures, offsets, i, j, k, threshold)
+                        and may_reach(values, offsets, i, values, offsets, j, k, threshold)
+                    ):
+                        continue
+                    if met_before(values, offsets, earlier, i, j):
+                        continue
+                    a, b = (i, j) if order[i] < order[j] else (j, i)
+                    found, out = _consider(found, out, scoring, a, b, False, False)
+        start = end
+    return (
+        found[0][:out],
+        found[1][:out],
+        found[2][:out],
+        found[3][:out],
+        found[4][:out],
+        found[5][:out],
+        found[6][:out],
+        found[7][:out],
+    )
+
+
+@njit(inline="always")
+def _consider(
+    found: Any, out: int, scoring: Any, a: int, b: int, test_first: bool, star: bool
+) -> tuple[Any, int]:
+    """Score the pair (a, b) and, unless the test drops it, append it to ``found``."""
+    values, offsets, n_shingles, k, threshold, containment_threshold = scoring
+    ok, both, jac, ca, cb, rel = score_pair(
+        values,
+        offsets,
+        n_shingles,
+        a,
+        values,
+        offsets,
+        n_shingles,
+        b,
+        k,
+        threshold,
+        containment_threshold,
+        test_first,
+    )
+    if not ok:
+        return found, out
+    if out == len(found[0]):
+        size = 2 * out
+        found = (
+            grown(found[0], size),
+            grown(found[1], size),
+            grown(found[2], size),
+            grown(found[3], size),
+            grown(found[4], size),
+            grown(found[5], size),
+            grown(found[6], size),
+            grown(found[7], size),
+        )
+    found[0][out] = a
+    found[1][out] = b
+    found[2][out] = both
+    found[3][out] = jac
+    found[4][out] = ca
+    found[5][out] = cb
+    found[6][out] = rel
+    found[7][out] = star
+    return found, out + 1
+
+
+@njit(inline="always")
+def met_before(values: Any, offsets: Any, earlier: Any, i: int, j: int) -> bool:
+    """Whether rows i and j (of one posting) share a prefix hash before it (``earlier``'s
+    positions, :func:`shingling.fast.frequency.select_prefixes`): their first shared prefix hash is another posting's,
+    which scores them. Both sketches ascending: one merge of the marked positions."""
+    mi, mj = earlier[i], earlier[j]
+    if mi <= 0 or mj <= 0:  # nothing before, or positions unknown
+        return False
+    a0, a1, b0, b1 = offsets[i], offsets[i + 1], offsets[j], offsets[j + 1]
+    p, q = a0, b0
+    while p < a1 and q < b1:
+        if not (mi >> (p - a0)) & 1:
+            p += 1
+        elif not (mj >> (q - b0)) & 1:
+            q += 1
+        elif values[p] == values[q]:
+            return True
+        elif values[p] < values[q]:
+            p += 1
+        else:
+            q += 1
+    return False
+
+
+score_postings = Compiled(_score_postings)

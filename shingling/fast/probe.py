@@ -5,7 +5,7 @@ index is far larger than the batch. :class:`ProbeTable` holds the batch's side i
 distinct texts: ids, sketches, and the prefix of each sketch in a hash table), and
 :meth:`ProbeTable.probe` streams the index's documents through it: each indexed sketch looks up its
 bottom-k hashes, meets the batch documents whose prefix holds one of them, and every such pair is
-tested and scored once by the compiled loop :func:`shingling.fast.kernels.probe_sketches` (the
+tested and scored once by the compiled loop :func:`probe_sketches` (the
 arithmetic of :mod:`shingling.estimators`). The batch's own documents are streamed the same way
 for the pairs within the batch.
 
@@ -22,13 +22,15 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from shingling import pairs
-from shingling.fast.kernels import probe_sketches, probe_slots
+from shingling.fast.compiled import Compiled, grown
+from shingling.fast.estimators import score_pair
 from shingling.fast.postings import int64s, single, sketch_arrays
 from shingling.schema import (
     CONTAINMENT_A,
@@ -226,3 +228,145 @@ def slices(documents: int, per_slice: int) -> int:
     """How many slices a batch of ``documents`` distinct texts is probed in, at most ``per_slice``
     held in memory at once (each slice is one scan of the index)."""
     return max(1, math.ceil(documents / max(per_slice, 1)))
+
+
+def _probe_slots(hashes: Any) -> tuple[Any, Any, Any, Any]:
+    """Sorted hashes -> an open-addressing table of their distinct values: per slot the hash and
+    the range ``[start, end)`` of its rows (start -1: an empty slot); and a bit array, 32 bits per
+    value, one set for each (a filter small enough for the processor's cache: most hashes looked
+    up are in no prefix, and one bit tells). Hashes are xxHash64 values: their low bits index the
+    slots, bits 32 and up the filter."""
+    n = len(hashes)
+    distinct = 0
+    for i in range(n):
+        if i == 0 or hashes[i] != hashes[i - 1]:
+            distinct += 1
+    size = 16
+    while size < 2 * distinct:
+        size *= 2
+    bits = np.zeros(max(size * 16 // 64, 1), dtype=np.int64)
+    mask = size - 1
+    keys = np.zeros(size, dtype=np.int64)
+    starts = np.full(size, -1, dtype=np.int32)
+    ends = np.zeros(size, dtype=np.int32)
+    i = 0
+    while i < n:
+        j = i + 1
+        while j < n and hashes[j] == hashes[i]:
+            j += 1
+        bit = (hashes[i] >> 32) & (size * 16 - 1)
+        bits[bit >> 6] |= np.int64(1) << (bit & 63)
+        slot = hashes[i] & mask
+        while starts[slot] != -1:
+            slot = (slot + 1) & mask
+        keys[slot] = hashes[i]
+        starts[slot] = i
+        ends[slot] = j
+        i = j
+    return bits, keys, starts, ends
+
+
+def _probe_sketches(
+    bits: Any,
+    keys: Any,
+    starts: Any,
+    ends: Any,
+    probe_rows: Any,
+    b_values: Any,
+    b_offsets: Any,
+    b_n: Any,
+    y_values: Any,
+    y_offsets: Any,
+    y_n: Any,
+    y_self: Any,
+    y_probed: Any,
+    seen: Any,
+    stamp: int,
+    k: int,
+    threshold: float,
+) -> tuple[Any, Any, Any, Any, Any, Any]:
+    """Each probed row y against the probe table's rows b whose prefix holds a hash of y's
+    bottom-k part: every such pair (b, y) tested and scored once; those reaching ``threshold``.
+
+    The probe table (``bits``, ``keys``, ``starts``, ``ends`` from :func:`_probe_slots` over the sorted prefix
+    hashes, ``probe_rows`` the b row of each) holds the prefix of every b; the b sketches are
+    ``b_values``/``b_offsets``/``b_n``, the y sketches ``y_values``/``y_offsets``/``y_n``. A row
+    y is skipped unless ``y_probed``, and never paired with b = ``y_self[y]``. ``seen`` (one slot
+    per b) remembers the last y each b met, as ``stamp + y``; the caller passes a ``stamp`` above
+    every one used before, so the array needs no clearing between calls.
+
+    Returns per pair: b row, y row, matches, jaccard, containment of b in y, of y in b.
+    """
+    mask = len(keys) - 1
+    bit_mask = len(bits) * 64 - 1
+    cap = 1024
+    found_b = np.empty(cap, dtype=np.int64)
+    found_y = np.empty(cap, dtype=np.int64)
+    found_m = np.empty(cap, dtype=np.int32)
+    found_j = np.empty(cap, dtype=np.float64)
+    found_ca = np.empty(cap, dtype=np.float64)
+    found_cb = np.empty(cap, dtype=np.float64)
+    out = 0
+    for y in range(len(y_n)):
+        if not y_probed[y]:
+            continue
+        y0 = y_offsets[y]
+        y1 = min(y_offsets[y + 1], y0 + k)
+        mark = stamp + y
+        for p in range(y0, y1):
+            h = y_values[p]
+            bit = (h >> 32) & bit_mask
+            if (bits[bit >> 6] >> (bit & 63)) & 1 == 0:
+                continue
+            slot = h & mask
+            while starts[slot] != -1 and keys[slot] != h:
+                slot = (slot + 1) & mask
+            if starts[slot] == -1:
+                continue
+            for q in range(starts[slot], ends[slot]):
+                b = probe_rows[q]
+                if seen[b] == mark or b == y_self[y]:
+                    continue
+                seen[b] = mark
+                ok, both, jac, ca, cb, rel = score_pair(
+                    b_values,
+                    b_offsets,
+                    b_n,
+                    b,
+                    y_values,
+                    y_offsets,
+                    y_n,
+                    y,
+                    k,
+                    threshold,
+                    -1.0,
+                    True,
+                )
+                if not ok or rel != 1:
+                    continue
+                if out == len(found_b):
+                    found_b = grown(found_b, 2 * out)
+                    found_y = grown(found_y, 2 * out)
+                    found_m = grown(found_m, 2 * out)
+                    found_j = grown(found_j, 2 * out)
+                    found_ca = grown(found_ca, 2 * out)
+                    found_cb = grown(found_cb, 2 * out)
+                found_b[out] = b
+                found_y[out] = y
+                found_m[out] = both
+                found_j[out] = jac
+                found_ca[out] = ca
+                found_cb[out] = cb
+                out += 1
+    return (
+        found_b[:out],
+        found_y[:out],
+        found_m[:out],
+        found_j[:out],
+        found_ca[:out],
+        found_cb[:out],
+    )
+
+
+probe_slots = Compiled(_probe_slots)
+probe_sketches = Compiled(_probe_sketches)

@@ -20,7 +20,6 @@ from pyspark.sql import functions as F
 from pyspark.sql.pandas.types import from_arrow_schema, to_arrow_type
 from pyspark.sql.types import BinaryType, LongType, StructField, StructType
 
-from shingling.fast.batch import invalid_utf8, sketch_batch
 from shingling.fast.frequency import FrequencySketch
 from shingling.fast.postings import (
     SKETCH_A,
@@ -31,6 +30,8 @@ from shingling.fast.postings import (
     score_sorted_batches,
 )
 from shingling.fast.postings import prefix_rows as prefix_batch
+from shingling.fast.sketch import sketch_batch
+from shingling.fast.text import invalid_utf8
 from shingling.schema import (
     CONTAINMENT_A,
     CONTAINMENT_B,
@@ -78,12 +79,12 @@ def sketch_documents(
 
     One row per input row: its sketch, or a null sketch and the reason it has none (rows whose
     ``repeated_id`` is true are skipped as ``duplicate_id``; see also :func:`skip_repeated_ids`). Runs
-    :func:`shingling.fast.batch.sketch_batch` on the executors, one Arrow batch at a time; ``n_words``
+    :func:`shingling.fast.sketch.sketch_batch` on the executors, one Arrow batch at a time; ``n_words``
     counts the tokens shingles are made of (characters when ``unit`` is "chars").
 
     Parquet readers do not check that a string column holds UTF-8; Arrow's text kernels refuse
     bytes that are not, and would fail the whole batch. Such a text is found on the executors
-    (:func:`shingling.fast.batch.invalid_utf8`) and skipped as ``invalid_utf8`` instead.
+    (:func:`shingling.fast.text.invalid_utf8`) and skipped as ``invalid_utf8`` instead.
     """
     schema = documents_schema(docs.schema[DOC_ID].dataType)
     repeated = F.col(REPEATED_ID) if REPEATED_ID in docs.columns else F.lit(False)

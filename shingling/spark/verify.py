@@ -28,7 +28,7 @@ from pyspark.sql.pandas.types import to_arrow_schema
 from pyspark.sql.types import BooleanType, DoubleType, LongType, StructField, StructType
 
 from shingling.errors import ExitCode, ShinglingError
-from shingling.fast.batch import BatchOverlap, overlap_batch
+from shingling.fast.exact import BatchOverlap, overlap_batch
 from shingling.schema import (
     CONTAINMENT_A,
     CONTAINMENT_B,
@@ -173,7 +173,7 @@ def verify_candidates(
     bits holding the candidates' ids (:func:`shingling.spark.stages.candidate_id_bitmap` builds it), the texts
     whose id it holds (and a few others, which meet no pair) are shuffled once by id; each pair
     meets its two texts by two joins on that one shuffle, and one Arrow function per batch
-    computes every pair's exact overlap (:func:`shingling.fast.batch.overlap_batch`, compiled). Batches
+    computes every pair's exact overlap (:func:`shingling.fast.exact.overlap_batch`, compiled). Batches
     are bounded in bytes by ``spark.sql.execution.arrow.maxBytesPerBatch``, so two very long texts
     travel alone. A candidate whose text is missing fails the job (:class:`MissingTextError`):
     a pair is never written unverified.

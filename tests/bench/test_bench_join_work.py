@@ -10,7 +10,7 @@ import pytest
 from testdata import licence_words, light_edits, sample_corpus
 
 from bench.join_work import signature_passes
-from shingling.fast import kernels
+from shingling.fast import postings
 from shingling.fast.postings import sketch_arrays
 from shingling.normalize import words
 from shingling.sketch import sketch
@@ -39,9 +39,9 @@ def test_signature_passes_count_the_pairs_the_kernels_signatures_pass(
     pairs = sorted((h, row) for row, s in enumerate(found) for h in s)
     hashes = np.array([h for h, _ in pairs], dtype=np.int64)
     rows = np.array([row for _, row in pairs], dtype=np.int64)
-    signatures = np.zeros((len(found), kernels.SIGNATURE_WORDS + 1), dtype=np.uint64)
+    signatures = np.zeros((len(found), postings.SIGNATURE_WORDS + 1), dtype=np.uint64)
     for row in range(len(found)):
-        kernels._sign(values, offsets, row, K, signatures[row])
+        postings.sign(values, offsets, row, K, signatures[row])
     brute, tests = 0, 0
     for h in np.unique(hashes):
         posting = rows[hashes == h]
@@ -51,7 +51,7 @@ def test_signature_passes_count_the_pairs_the_kernels_signatures_pass(
             for j in range(i + 1, len(posting)):
                 tests += 1
                 a, b = posting[i], posting[j]
-                brute += kernels._signatures_may_reach(signatures, offsets, a, b, K, threshold)
+                brute += postings.signatures_may_reach(signatures, offsets, a, b, K, threshold)
     counted = signature_passes(rows, hashes, offsets, values, K, threshold, cap)
     assert counted == brute
     assert 0 < counted < tests  # some pairs pass, most are refused

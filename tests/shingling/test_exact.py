@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 from testdata import DOCUMENT, licence_texts, overlapping_pair, sample_corpus
 
 from shingling.exact import overlap, shingle_set
-from shingling.fast.batch import overlap_batch
-from shingling.fast.kernels import SET_SIZE
+from shingling.fast.exact import overlap_batch
+from shingling.fast.text import SET_SIZE
 from shingling.sketch import sketch
 
 

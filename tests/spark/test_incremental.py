@@ -14,7 +14,7 @@ from pyspark.testing import assertDataFrameEqual
 from testdata import licence_words, light_edits, sample_corpus
 
 from shingling.fast import probe
-from shingling.fast.batch import sketch_batch
+from shingling.fast.sketch import sketch_batch
 from shingling.normalize import words
 from shingling.spark import incremental
 from shingling.spark.incremental import nightly_pairs

@@ -98,7 +98,7 @@ def test_the_archive_holds_the_package_and_its_defaults(tmp_path: Path) -> None:
     assert {
         "shingling/default.toml",
         "shingling/spark/jobs/near_duplicates.py",
-        "shingling/fast/kernels.py",
+        "shingling/fast/sketch.py",
     } <= names
     assert not any(name.startswith("jobs/") for name in names)
 

@@ -16,7 +16,7 @@ from testdata import licence_words, light_edits, sample_corpus
 
 from shingling import pairs
 from shingling.estimators import containment, jaccard, matches
-from shingling.fast import kernels
+from shingling.fast import estimators, postings
 from shingling.fast.postings import (
     pack,
     score_pair_batch,
@@ -240,16 +240,16 @@ def _signature_verdicts(values, offsets, k, threshold):  # type: ignore[no-untyp
     """Over every pair of rows: (pairs the intersection passes that the signatures refuse,
     pairs the signatures refuse)."""
     n = len(offsets) - 1
-    signatures = np.zeros((n, kernels.SIGNATURE_WORDS + 1), dtype=np.uint64)
+    signatures = np.zeros((n, postings.SIGNATURE_WORDS + 1), dtype=np.uint64)
     for i in range(n):
-        kernels._sign(values, offsets, i, k, signatures[i])
+        postings.sign(values, offsets, i, k, signatures[i])
     lost, refused = 0, 0
     for i in range(n):
         for j in range(i + 1, n):
-            signed = kernels._signatures_may_reach(signatures, offsets, i, j, k, threshold)
+            signed = postings.signatures_may_reach(signatures, offsets, i, j, k, threshold)
             refused += not signed
             lost += (
-                kernels._may_reach(values, offsets, i, values, offsets, j, k, threshold)
+                estimators.may_reach(values, offsets, i, values, offsets, j, k, threshold)
                 and not signed
             )
     return lost, refused
@@ -278,7 +278,7 @@ def _may_reach_all(values, offsets, k, threshold):  # type: ignore[no-untyped-de
     at = 0
     for i in range(n):
         for j in range(i + 1, n):
-            out[at] = kernels._may_reach(values, offsets, i, values, offsets, j, k, threshold)
+            out[at] = estimators.may_reach(values, offsets, i, values, offsets, j, k, threshold)
             at += 1
     return out
 

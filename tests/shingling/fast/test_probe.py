@@ -12,8 +12,8 @@ from hypothesis import strategies as st
 from testdata import licence_words, light_edits, sample_corpus
 
 from shingling.estimators import containment, jaccard, matches
-from shingling.fast.batch import sketch_batch
 from shingling.fast.probe import ProbeTable, slices
+from shingling.fast.sketch import sketch_batch
 from shingling.normalize import words
 from shingling.sketch import Sketch
 

@@ -25,8 +25,8 @@ from shingling.schema import (
     RUN_SUMMARY,
     TEXT,
     TEXT_HASH,
-    RunSummary,
 )
+from shingling.summaries import RunSummary
 
 CLUSTERS_PATH = "dedup/clusters"
 LARGEST_CLUSTERS = 10
@@ -49,7 +49,7 @@ class RunData:
     """Everything the report shows, read from a run's output.
 
     Attributes:
-        summary: OUT/summary.json as written by the job (:class:`shingling.schema.RunSummary`).
+        summary: OUT/summary.json as written by the job (:class:`shingling.summaries.RunSummary`).
         jaccard_near: the ``jaccard`` of the pairs that are not exact duplicates (exact, or the
             estimates of a run made with pairs.verify = false).
         jaccard_exact: the ``jaccard`` of the exact-duplicate pairs (all 1.0).

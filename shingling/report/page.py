@@ -26,8 +26,8 @@ from shingling.schema import (
     DOC_B,
     JACCARD,
     JACCARD_ESTIMATE,
-    RunSummary,
 )
+from shingling.summaries import RunSummary
 
 REPORT_NAME = "report.html"
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from shingling.schema import SKIP_REASON, SKIP_REASONS, DocumentCounts
+from shingling.schema import SKIP_REASON, SKIP_REASONS
+from shingling.summaries import DocumentCounts
 
 
 def count_documents(documents: DataFrame) -> DocumentCounts:

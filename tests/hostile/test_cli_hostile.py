@@ -11,8 +11,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from shingling import cli
-from shingling.schema import DocumentCounts, PairCounts, RunSummary
 from shingling.sketch import sketch
+from shingling.summaries import DocumentCounts, PairCounts, RunSummary
 
 TEXT = "the quick brown fox jumps over the lazy dog near the river bank today"
 NASTY = "evil\x1b[2J\x1b]0;pwned\x07\u202egnp.exe"  # clear screen, retitle, direction override

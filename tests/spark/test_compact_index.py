@@ -41,6 +41,7 @@ from shingling.spark.index_store import (
     IndexCountsError,
 )
 from shingling.spark.jobs import compact_index, nightly
+from shingling.summaries import CompactSummary
 
 
 @pytest.fixture(scope="module")
@@ -124,6 +125,7 @@ def test_compaction_keeps_the_live_rows_and_the_next_night_is_unchanged(
     summary = compact_index.compact(spark, CFG, index_path=str(index))
 
     assert summary["status"] == "committed"
+    assert CompactSummary.from_dict(summary).to_dict() == summary
     after = open_index(str(index)).manifest
     assert after.version == before.version + 1
     assert len(after.segments) == 1 and after.segments[0].superseded == 0
@@ -203,6 +205,7 @@ def test_a_compaction_that_cannot_delete_the_replaced_segments_is_committed_all_
     assert len(list((index / "segments").iterdir())) == 4
     summary = compact_index.compact(spark, CFG, index_path=str(index))
     assert summary["status"] == "nothing to do"
+    assert CompactSummary.from_dict(summary).to_dict() == summary  # typed, as printed
     assert summary["recovered"]["leftovers_deleted"] == 3
     assert [p.name for p in (index / "segments").iterdir()] == [after.segments[0].id]
 

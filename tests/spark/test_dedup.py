@@ -18,8 +18,8 @@ from pyspark.testing import assertDataFrameEqual
 from shingling.decision import Link, decide, priority_order
 from shingling.errors import ExitCode
 from shingling.exact import shingle_set
-from shingling.schema import DedupSummary
 from shingling.spark.jobs import dedup, near_duplicates
+from shingling.summaries import DedupSummary
 
 SAMPLE = Path(__file__).resolve().parents[2] / "data" / "sample" / "corpus.parquet"
 COPIES = 4  # exact copies of one document: above max_exact_group = 2, so written as a star

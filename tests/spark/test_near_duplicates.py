@@ -15,8 +15,14 @@ from testdata import SAMPLE_CORPUS, licence_texts, sample_corpus
 import shingling.spark.jobs.near_duplicates as job
 from shingling import config as config_module
 from shingling.errors import ExitCode
-from shingling.schema import DOC_A, DOC_B, EXACT, SKIP_REASONS, RunSummary
+from shingling.schema import (
+    DOC_A,
+    DOC_B,
+    EXACT,
+    SKIP_REASONS,
+)
 from shingling.spark.schemas import pairs_schema
+from shingling.summaries import RunSummary
 
 
 @pytest.fixture(autouse=True)

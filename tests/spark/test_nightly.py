@@ -32,6 +32,7 @@ from shingling.spark.index_store import AlreadyCommittedError
 from shingling.spark.jobs import build_index, nightly
 from shingling.spark.stages import Verification, near_duplicate_pairs
 from shingling.spark.transforms import sketch_documents
+from shingling.summaries import BuildSummary, NightSummary
 
 REPO = Path(__file__).resolve().parents[2]
 CORPUS = REPO / "data" / "sample" / "corpus.parquet"
@@ -101,6 +102,7 @@ def test_nightly_union_equals_full_run_descending_ids(spark, corpus, tmp_path, p
         summary = run_night(spark, tmp_path, batch, f"2026-12-0{i + 1}", cfg)
         assert summary["batch_documents"]["read"] == len(rows)
         assert summary["index"]["documents_after"] == sum(len(r) for r in nights[: i + 1])
+        assert NightSummary.from_dict(summary).to_dict() == summary  # typed, as printed
     union = pair_table(spark, tmp_path)
     assertDataFrameEqual(union.drop("run_date"), full_pairs(spark, corpus))
     # the test is not vacuous: pairs of both kinds cross nights
@@ -145,6 +147,7 @@ def test_index_built_from_a_full_run_continues_nightly(spark, corpus, tmp_path):
         pairs_path=str(tmp_path / "pairs"),
     )  # fmt: skip
     assert built["documents"] == 400
+    assert BuildSummary.from_dict(built).to_dict() == built
     run_night(spark, tmp_path, write_batch(corpus, rest, tmp_path / "b.parquet"), "2026-12-01")
     assertDataFrameEqual(pair_table(spark, tmp_path).drop("run_date"), full_pairs(spark, corpus))
     # the pure-pyarrow reader sees every document once, at its latest version

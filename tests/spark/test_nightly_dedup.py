@@ -36,6 +36,7 @@ from shingling.spark.index_store import (
     check_index_owned,
 )
 from shingling.spark.jobs import compact_index, nightly, undo_night
+from shingling.summaries import NightSummary, UndoSummary
 
 DOCS = 260  # of the sample: its first ids, dense in copies and licence variants
 
@@ -95,6 +96,7 @@ def test_the_union_of_the_nights_keeps_both_promises(
         batch = write_batch(corpus, rows, tmp_path / f"b{i}.parquet")
         summary = run_night(spark, tmp_path, batch, f"2026-12-0{i + 1}")
         assert summary["decisions"]["kept"] + summary["decisions"]["removed"] == len(rows)
+        assert NightSummary.from_dict(summary).to_dict() == summary  # typed, as printed
     removed = check_promises(decisions(tmp_path), corpus["doc_id"].to_pylist(), truth)
     assert removed > 20  # not vacuous: the sample's copies and variants are removed
     # and some are removed in favour of a document of an earlier night
@@ -191,10 +193,12 @@ def test_each_night_publishes_its_kept_and_removed_documents_beside_its_pairs(
             spark, index_path=str(tmp_path / "index"), pairs_path=str(tmp_path / "pairs"),
             run_date=dates[1],
         )  # fmt: skip
-    undo_night.undo(
+    undone = undo_night.undo(
         spark, index_path=str(tmp_path / "index"), pairs_path=str(tmp_path / "pairs"),
         run_date=dates[1], decisions_path=str(tmp_path / "decisions"),
     )  # fmt: skip
+    assert UndoSummary.from_dict(undone).to_dict() == undone  # typed, as printed
+    assert undone["recovered"]["decision_partitions_published"] == 0
     assert (
         sorted(published(tmp_path, "kept")) == sorted(published(tmp_path, "removed")) == dates[:1]
     )

@@ -52,6 +52,7 @@ from shingling.spark.run_checks import (
 )
 from shingling.spark.session import Steps, Work, run_main
 from shingling.spark.storage import path_exists
+from shingling.summaries import BuildSummary
 
 log = logging.getLogger("shingling")
 
@@ -229,22 +230,21 @@ def build(
         steps.start("publishing the pairs", pairs_path or "no pair table")
         tx.publish()
         steps.done(f"{pairs_written} pairs")
-    return {
-        "job": "build_index",
-        "run": run_path,
-        "index": index_path,
-        "run_date": run_date,
-        "index_version": new.version,
-        "documents": new.live_documents,
-        "postings": new.live_postings,
-        "sketched": int(
+    return BuildSummary(
+        run=run_path,
+        index=index_path,
+        run_date=run_date,
+        index_version=new.version,
+        documents=new.live_documents,
+        postings=new.live_postings,
+        sketched=int(
             spark.read.parquet(tx.documents_path).where(F.col(SKETCH).isNotNull()).count()
         ),
-        "pairs_written": pairs_written,
-        "segment": info.id,
-        "seconds": round(time.monotonic() - started, 2),
-        "status": "committed",
-    }
+        pairs_written=pairs_written,
+        segment=info.id,
+        seconds=round(time.monotonic() - started, 2),
+        status="committed",
+    ).to_dict()
 
 
 def main(argv: list[str] | None = None) -> int:

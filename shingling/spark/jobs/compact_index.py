@@ -46,6 +46,7 @@ from shingling.spark.index_store import (
 from shingling.spark.paths import check_output_name
 from shingling.spark.run_checks import check_writable_dir, local_manifest
 from shingling.spark.session import Steps, Work, run_main
+from shingling.summaries import CompactSummary, Recovered, SegmentsAfter, SegmentsBefore
 
 log = logging.getLogger("shingling")
 
@@ -81,12 +82,7 @@ def compact(
     """Compact the index at ``index_path``; returns the run's summary."""
     started = time.monotonic()
     run_id = uuid.uuid4().hex[:12]
-    summary: dict[str, Any] = {
-        "job": "compact_index",
-        "index": index_path,
-        "run_id": run_id,
-        "started_at": datetime.now(UTC).isoformat(timespec="seconds"),
-    }
+    started_at = datetime.now(UTC).isoformat(timespec="seconds")
     store = IndexStore(spark, index_path, None)
     # before the lock and the recovery: a directory that is not an index of ours is refused (exit
     # 2), and at a path that holds no manifest (a typo, or an index whose manifest was lost)
@@ -98,24 +94,30 @@ def compact(
         base = store.manifest()
         if base is None or not base.segments:
             raise BadInputError(f"{index_path} holds no committed index: nothing to compact")
-        summary["recovered"] = store.recover(base)
+        recovered = Recovered(**store.recover(base))
         replaced_rows = sum(s.superseded for s in base.segments)
-        summary["before"] = {
-            "version": base.version,
-            "segments": len(base.segments),
-            "live_documents": base.live_documents,
-            "live_postings": base.live_postings,
-            "replaced_rows": replaced_rows,
-        }
+        before = SegmentsBefore(
+            version=base.version,
+            segments=len(base.segments),
+            live_documents=base.live_documents,
+            live_postings=base.live_postings,
+            replaced_rows=replaced_rows,
+        )
         if len(base.segments) < max(2, min_segments) and not replaced_rows:
             log.info(
                 "%d segment(s) and no replaced rows (--min-segments %d): nothing to compact",
                 len(base.segments),
                 min_segments,
             )
-            summary["status"] = "nothing to do"
-            summary["seconds"] = round(time.monotonic() - started, 2)
-            return summary
+            return CompactSummary(
+                index=index_path,
+                run_id=run_id,
+                started_at=started_at,
+                recovered=recovered,
+                before=before,
+                status="nothing to do",
+                seconds=round(time.monotonic() - started, 2),
+            ).to_dict()
         job = store.begin_compaction(base, run_id)
         try:
             steps = Steps(spark, 2)
@@ -143,18 +145,24 @@ def compact(
             )
             deleted = 0
         steps.done(f"index version {new.version}, {deleted} segments deleted")
-    summary["after"] = {
-        "version": new.version,
-        "segments": len(new.segments),
-        "segment": info.id,
-        "live_documents": new.live_documents,
-        "live_postings": new.live_postings,
-        "segments_deleted": deleted,
-    }
-    summary["status"] = "committed"
-    summary["seconds"] = round(time.monotonic() - started, 2)
-    summary["finished_at"] = datetime.now(UTC).isoformat(timespec="seconds")
-    return summary
+    return CompactSummary(
+        index=index_path,
+        run_id=run_id,
+        started_at=started_at,
+        recovered=recovered,
+        before=before,
+        after=SegmentsAfter(
+            version=new.version,
+            segments=len(new.segments),
+            segment=info.id,
+            live_documents=new.live_documents,
+            live_postings=new.live_postings,
+            segments_deleted=deleted,
+        ),
+        status="committed",
+        seconds=round(time.monotonic() - started, 2),
+        finished_at=datetime.now(UTC).isoformat(timespec="seconds"),
+    ).to_dict()
 
 
 def main(argv: list[str] | None = None) -> int:

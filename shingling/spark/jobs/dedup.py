@@ -51,10 +51,6 @@ from shingling.schema import (
     SKIP_REASON,
     TEXT,
     TEXT_CHECKSUM,
-    ComponentCounts,
-    CorpusCounts,
-    DecisionCounts,
-    DedupSummary,
 )
 from shingling.spark.connected_components import (
     CLUSTER_ID,
@@ -81,6 +77,7 @@ from shingling.spark.run_checks import (
 )
 from shingling.spark.session import Steps, Work, run_main
 from shingling.spark.storage import AtomicOutput, check_job_paths, path_exists
+from shingling.summaries import ComponentCounts, CorpusCounts, DecisionCounts, DedupSummary
 
 log = logging.getLogger("shingling")
 
@@ -328,7 +325,7 @@ def run(
     spark: SparkSession, cfg: config_module.Config, input_path: str, run_path: str, output_path: str
 ) -> dict[str, Any]:
     """Read the run and the corpus, decide, write; returns the summary
-    (:class:`shingling.schema.DedupSummary`, as written)."""
+    (:class:`shingling.summaries.DedupSummary`, as written)."""
     started = time.monotonic()
     run_path = run_path.rstrip("/")
     cut = max(cfg.clusters.min_jaccard, cfg.pairs.threshold)

@@ -34,8 +34,6 @@ from shingling.schema import (
     RUN_CONFIG,
     RUN_SUMMARY,
     SKIP_DUPLICATE_ID,
-    PairCounts,
-    RunSummary,
 )
 from shingling.spark.read import read_corpus, unreadable_input
 from shingling.spark.session import Steps, Work, run_main
@@ -44,6 +42,7 @@ from shingling.spark.storage import AtomicOutput, check_job_paths
 from shingling.spark.summary import count_documents
 from shingling.spark.transforms import sketch_documents, skip_repeated_ids
 from shingling.spark.verify import VerifyMetrics
+from shingling.summaries import PairCounts, RunSummary
 
 log = logging.getLogger("shingling")
 

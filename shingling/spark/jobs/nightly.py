@@ -80,6 +80,14 @@ from shingling.spark.storage import check_job_paths
 from shingling.spark.summary import count_documents
 from shingling.spark.transforms import REPEATED_ID, sketch_documents
 from shingling.spark.verify import VerifyMetrics
+from shingling.summaries import (
+    BatchCounts,
+    IndexVersions,
+    NightDecisions,
+    NightPairs,
+    NightSummary,
+    Recovered,
+)
 
 log = logging.getLogger("shingling")
 
@@ -250,16 +258,8 @@ def run(
     """Lock, check, sketch, pair, write aside, commit, publish; returns the run summary."""
     started = time.monotonic()
     run_id = uuid.uuid4().hex[:12]
-    summary: dict[str, Any] = {
-        "job": "nightly",
-        "run_date": run_date,
-        "run_id": run_id,
-        "batch": batch_path,
-        "index": index_path,
-        "output": pairs_path,
-        **({"decisions": decisions_path} if decisions_path else {}),
-        "started_at": datetime.now(UTC).isoformat(timespec="seconds"),
-    }
+    started_at = datetime.now(UTC).isoformat(timespec="seconds")
+    decisions: NightDecisions | None = None
     settings = index_settings(cfg)
     options = write_options(cfg)
     seconds: dict[str, float] = {}
@@ -275,7 +275,7 @@ def run(
     with store.locked(run_id, break_lock=break_lock):
         store.claim()
         current = store.manifest()
-        summary["recovered"] = store.recover(current)
+        recovered = Recovered(**store.recover(current))
         corpus = read_corpus(
             spark,
             batch_path,
@@ -395,13 +395,13 @@ def run(
                 )
                 tx.write_decisions(decided.decisions)
                 tx.stage_decisions(spark.read.parquet(tx.decisions_path))
-                summary["decisions"] = {
-                    "rounds": decided.rounds,
-                    "finished_in_one_task": decided.finished_edges,
+                decisions = NightDecisions(
+                    rounds=decided.rounds,
+                    finished_in_one_task=decided.finished_edges,
                     **count_night_decisions(spark.read.parquet(tx.decisions_path)),
-                }
+                )
                 seconds["decide"] = time.monotonic() - stage
-                steps.done(json.dumps(summary["decisions"]))
+                steps.done(json.dumps(asdict(decisions)))
                 hook("decided")
 
             stage = time.monotonic()
@@ -411,16 +411,17 @@ def run(
             steps.done(f"{info.documents} documents")
             hook("index_written")
 
-            summary["batch_documents"] = {**counts, "replaced": info.superseded}
-            summary["pairs"] = {
-                "written": int(row["pairs"]),
-                "exact_duplicates": int(row["exact"] or 0),
-                "scores": "exact" if verification else "estimate",
-            }
-            if verification and verification.metrics:
-                summary["pairs"]["verification"] = verification.metrics.as_dict(
-                    threshold=cfg.pairs.threshold
-                )
+            batch_counts = BatchCounts(**counts, replaced=info.superseded)
+            night_pairs = NightPairs(
+                written=int(row["pairs"]),
+                exact_duplicates=int(row["exact"] or 0),
+                scores="exact" if verification else "estimate",
+                verification=(
+                    verification.metrics.as_dict(threshold=cfg.pairs.threshold)
+                    if verification and verification.metrics
+                    else None
+                ),
+            )
             stage = time.monotonic()
             steps.start("committing", f"run date {run_date}")
             new = tx.commit(
@@ -429,7 +430,7 @@ def run(
                 {
                     "batch": batch_path,
                     "batch_documents": info.documents,
-                    "pairs_written": summary["pairs"]["written"],
+                    "pairs_written": night_pairs.written,
                     "committed_at": datetime.now(UTC).isoformat(timespec="seconds"),
                 },
             )
@@ -445,21 +446,33 @@ def run(
         tx.publish()
         seconds["commit"] = time.monotonic() - stage
         steps.done(f"index version {new.version}")
-    summary["index"] = {
-        "version_before": base.version,
-        "version_after": new.version,
-        "documents_before": base.live_documents,
-        "documents_after": new.live_documents,
-        "postings_before": base.live_postings,
-        "postings_after": new.live_postings,
-        "segments": len(new.segments),
-        "segment": info.id,
-    }
     seconds["total"] = time.monotonic() - started
-    summary["stage_seconds"] = {name: round(value, 2) for name, value in seconds.items()}
-    summary["finished_at"] = datetime.now(UTC).isoformat(timespec="seconds")
-    summary["status"] = "committed"
-    return summary
+    return NightSummary(
+        run_date=run_date,
+        run_id=run_id,
+        batch=batch_path,
+        index_path=index_path,
+        output=pairs_path,
+        decisions_path=decisions_path,
+        started_at=started_at,
+        recovered=recovered,
+        batch_documents=batch_counts,
+        pairs=night_pairs,
+        decisions=decisions,
+        index=IndexVersions(
+            version_before=base.version,
+            version_after=new.version,
+            documents_before=base.live_documents,
+            documents_after=new.live_documents,
+            postings_before=base.live_postings,
+            postings_after=new.live_postings,
+            segments=len(new.segments),
+            segment=info.id,
+        ),
+        stage_seconds={name: round(value, 2) for name, value in seconds.items()},
+        finished_at=datetime.now(UTC).isoformat(timespec="seconds"),
+        status="committed",
+    ).to_dict()
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -42,6 +42,7 @@ from shingling.spark.index_store import (
 )
 from shingling.spark.paths import check_output_name, check_paths
 from shingling.spark.session import Work, run_main
+from shingling.summaries import IndexAfterUndo, Recovered, UndoneNight, UndoSummary
 
 log = logging.getLogger("shingling")
 
@@ -115,30 +116,29 @@ def undo(
                 e,
             )
     night = base.runs[run_date]
-    return {
-        "job": "undo_night",
-        "index": index_path,
-        "output": pairs_path,
-        "run_date": run_date,
-        "run_id": run_id,
-        "recovered": recovered,
-        "undone": {
-            "segment": night.get("segment"),
-            "batch": night.get("batch"),
-            "batch_documents": night.get("batch_documents"),
-            "pairs_written": night.get("pairs_written"),
-        },
-        "index_after": {
-            "version_before": base.version,
-            "version_after": new.version,
-            "documents_before": base.live_documents,
-            "documents_after": new.live_documents,
-            "last_run_date": new.last_run_date,
-        },
-        "seconds": round(time.monotonic() - started, 2),
-        "finished_at": datetime.now(UTC).isoformat(timespec="seconds"),
-        "status": "undone",
-    }
+    return UndoSummary(
+        index=index_path,
+        output=pairs_path,
+        run_date=run_date,
+        run_id=run_id,
+        recovered=Recovered(**recovered),
+        undone=UndoneNight(
+            segment=night.get("segment"),
+            batch=night.get("batch"),
+            batch_documents=night.get("batch_documents"),
+            pairs_written=night.get("pairs_written"),
+        ),
+        index_after=IndexAfterUndo(
+            version_before=base.version,
+            version_after=new.version,
+            documents_before=base.live_documents,
+            documents_after=new.live_documents,
+            last_run_date=new.last_run_date,
+        ),
+        seconds=round(time.monotonic() - started, 2),
+        finished_at=datetime.now(UTC).isoformat(timespec="seconds"),
+        status="undone",
+    ).to_dict()
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -20,15 +20,12 @@ from shingling.fast.compiled import U64, Compiled
 from shingling.fast.estimators import count_shared
 from shingling.fast.text import (
     SET_SIZE,
+    Folded,
     shingle_hashes,
-    string_buffers,
     token_buffer,
     token_hashes,
-    word_code_points,
 )
 from shingling.hashing import SEED
-from shingling.normalize import fold_array, normalize_array
-from shingling.sketch import UNITS
 
 
 @dataclass(frozen=True)
@@ -88,8 +85,6 @@ def overlap_batch(
     >>> o.shared.tolist(), o.size_b.tolist()
     ([1, 2], [2, 2])
     """
-    if unit not in UNITS:
-        raise ValueError(f"unit must be one of {UNITS}, got {unit!r}")
     if width < 1:
         raise ValueError(f"width must be at least 1, got width={width}")
     texts = pa.concat_arrays([_whole(texts_a), _whole(texts_b)])
@@ -102,12 +97,15 @@ def overlap_batch(
         first = np.empty(len(encoded.dictionary), dtype=np.int64)
         first[side[::-1]] = np.arange(len(side) - 1, -1, -1)  # the last write wins: the first
         unique = texts.take(pa.array(first))
-    chars = unit == "chars"
-    folded = normalize_array(unique) if chars else fold_array(unique)
-    offsets, data = string_buffers(folded)
-    valid = pc.is_valid(folded).to_numpy(zero_copy_only=False)
+    batch = Folded.of(unique, unit)
     starts, ordered, values = shingle_sets(
-        data, offsets, valid, word_code_points(), chars, width, np.uint64(SEED)
+        batch.data,
+        batch.offsets,
+        batch.valid,
+        batch.word_table,
+        batch.chars,
+        width,
+        np.uint64(SEED),
     )
     sizes = np.diff(starts)
     side_a, side_b = side[: len(texts_a)], side[len(texts_a) :]

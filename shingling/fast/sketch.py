@@ -22,22 +22,19 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 from numba import njit
 
 from shingling.fast.compiled import U64, Compiled
 from shingling.fast.text import (
     SET_SIZE,
+    Folded,
     shingle_hashes,
-    string_buffers,
     token_buffer,
     token_hashes,
-    word_code_points,
 )
 from shingling.fast.xxh64 import xxh64_lanes
 from shingling.hashing import SEED
-from shingling.normalize import fold_array, normalize_array
-from shingling.sketch import UNITS, sample_bound
+from shingling.sketch import sample_bound
 
 INT64_MAX = (1 << 63) - 1
 
@@ -80,19 +77,14 @@ def sketch_batch(
         raise ValueError(f"width and k must be at least 1, got width={width}, k={k}")
     if isinstance(texts, pa.ChunkedArray):
         texts = texts.combine_chunks()
-    if unit not in UNITS:
-        raise ValueError(f"unit must be one of {UNITS}, got {unit!r}")
-    chars = unit == "chars"
-    folded = normalize_array(texts) if chars else fold_array(texts)
-    offsets, data = string_buffers(folded)
-    valid = pc.is_valid(folded).to_numpy(zero_copy_only=False)
+    batch = Folded.of(texts, unit)
     bound = sample_bound(sample_mod)
     counts, n_shingles, text_hashes, sizes, values = sketch_texts(
-        data,
-        offsets,
-        valid,
-        word_code_points(),
-        chars,
+        batch.data,
+        batch.offsets,
+        batch.valid,
+        batch.word_table,
+        batch.chars,
         width,
         k,
         0 if bound is None else min(bound - 1, INT64_MAX),  # m = 1 samples every hash

@@ -14,6 +14,7 @@ text kernels fail a whole batch on one bad text: :func:`invalid_utf8` finds thos
 from __future__ import annotations
 
 import functools
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -23,7 +24,8 @@ from numba import njit
 
 from shingling.fast.compiled import Compiled
 from shingling.fast.xxh64 import xxh64_bytes, xxh64_lanes
-from shingling.normalize import NON_WORD_RUN
+from shingling.normalize import NON_WORD_RUN, fold_array, normalize_array
+from shingling.sketch import UNITS
 
 #: Texts of up to half this many shingles find their distinct ones with a hash set of this size
 #: (in cache: 16 bytes a slot), longer ones by sorting.
@@ -59,6 +61,30 @@ def string_buffers(arr: pa.Array) -> tuple[np.ndarray, np.ndarray]:
     data = arr.buffers()[2]
     raw = np.frombuffer(data, dtype=np.uint8) if data is not None else np.zeros(0, dtype=np.uint8)
     return offsets - offsets[0], raw[offsets[0] : offsets[-1]]
+
+
+@dataclass(frozen=True)
+class Folded:
+    """A batch of texts as the compiled loops read them: folded (:func:`shingling.normalize.fold_array`,
+    or normalized when the tokens are characters), then its UTF-8 bytes, the int64 offsets of
+    each text in them (one more than there are texts), which texts are not null, and the
+    arguments the loops take to cut tokens."""
+
+    data: np.ndarray
+    offsets: np.ndarray
+    valid: np.ndarray
+    word_table: np.ndarray
+    chars: bool
+
+    @classmethod
+    def of(cls, texts: pa.Array, unit: str) -> Folded:
+        if unit not in UNITS:
+            raise ValueError(f"unit must be one of {UNITS}, got {unit!r}")
+        chars = unit == "chars"
+        folded = normalize_array(texts) if chars else fold_array(texts)
+        offsets, data = string_buffers(folded)
+        valid = pc.is_valid(folded).to_numpy(zero_copy_only=False)
+        return cls(data, offsets, valid, word_code_points(), chars)
 
 
 def invalid_utf8(texts: pa.Array | pa.ChunkedArray) -> pa.BooleanArray:

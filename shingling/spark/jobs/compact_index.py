@@ -103,21 +103,24 @@ def compact(
             live_postings=base.live_postings,
             replaced_rows=replaced_rows,
         )
-        if len(base.segments) < max(2, min_segments) and not replaced_rows:
-            log.info(
-                "%d segment(s) and no replaced rows (--min-segments %d): nothing to compact",
-                len(base.segments),
-                min_segments,
-            )
+
+        def summary(**figures: Any) -> dict[str, Any]:
             return CompactSummary(
                 index=index_path,
                 run_id=run_id,
                 started_at=started_at,
                 recovered=recovered,
                 before=before,
-                status="nothing to do",
-                seconds=round(time.monotonic() - started, 2),
+                **figures,
             ).to_dict()
+
+        if len(base.segments) < max(2, min_segments) and not replaced_rows:
+            log.info(
+                "%d segment(s) and no replaced rows (--min-segments %d): nothing to compact",
+                len(base.segments),
+                min_segments,
+            )
+            return summary(status="nothing to do", seconds=round(time.monotonic() - started, 2))
         job = store.begin_compaction(base, run_id)
         try:
             steps = Steps(spark, 2)
@@ -145,12 +148,7 @@ def compact(
             )
             deleted = 0
         steps.done(f"index version {new.version}, {deleted} segments deleted")
-    return CompactSummary(
-        index=index_path,
-        run_id=run_id,
-        started_at=started_at,
-        recovered=recovered,
-        before=before,
+    return summary(
         after=SegmentsAfter(
             version=new.version,
             segments=len(new.segments),
@@ -162,7 +160,7 @@ def compact(
         status="committed",
         seconds=round(time.monotonic() - started, 2),
         finished_at=datetime.now(UTC).isoformat(timespec="seconds"),
-    ).to_dict()
+    )
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,7 +1,7 @@
 """The persistent sketch index: its layout, and a reader that needs only pyarrow (no Spark).
 
 The nightly job (``jobs/nightly.py``) tests each night's new documents against every document seen
-before; this index is where "every document seen before" lives. ``shingling/spark/index_store.py`` writes it
+before; this index is where "every document seen before" lives. ``shingling/spark/index/`` writes it
 (with Spark); this module defines the layout and reads it.
 
 Layout
@@ -11,7 +11,7 @@ Layout
     index/
       _manifest.json               the current committed version (see below); the only entry point
       _versions/00000003.json      every committed manifest, kept for history (never read to open)
-      _lock                        the writers' lock (see shingling/spark/index_store.py); readers ignore it
+      _lock                        the writers' lock (see shingling/spark/index/); readers ignore it
       _identity.json               {"format": "shingling-index", "index_id": ...}: written when the
                                    index is created, so that a directory is known to be an index
                                    (and its pair table known to be its) before anything is touched

@@ -22,6 +22,10 @@ def test_the_wheel_holds_the_default_config_and_the_jobs_load_it(tmp_path: Path)
         assert "shingling/default.toml" in names
         assert "shingling/fast/sketch.py" in names and "shingling/pairs.py" in names
         assert "shingling/spark/jobs/near_duplicates.py" in names
+        # every module of the checkout's package (a subpackage missing from pyproject's list
+        # would install a package that fails on import)
+        sources = {p.relative_to(ROOT).as_posix() for p in (ROOT / "shingling").rglob("*.py")}
+        assert sources <= names, sorted(sources - names)
         # one top-level package: no `jobs` (the spark-submit scripts stay in the checkout)
         top = {name.split("/")[0] for name in names if ".dist-info/" not in name}
         assert top == {"shingling"}, top

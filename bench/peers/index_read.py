@@ -17,7 +17,7 @@ from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
 from shingling.schema import SKETCH, TEXT
-from shingling.spark.index_store import IndexStore
+from shingling.spark.index.store import IndexStore
 
 
 def main(argv: list[str] | None = None) -> int:

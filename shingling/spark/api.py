@@ -27,7 +27,7 @@ from shingling.errors import ConfigError
 from shingling.schema import DOC_ID, JACCARD, TEXT
 from shingling.spark.connected_components import connected_components
 from shingling.spark.decide import decisions
-from shingling.spark.index_store import check_run_date
+from shingling.spark.index.arguments import check_run_date
 from shingling.spark.jobs import nightly as nightly_job
 from shingling.spark.keep import SMALLEST_ID, keep_key, keep_keys, kept_clusters
 from shingling.spark.stages import Cache, Verification, configured_pairs

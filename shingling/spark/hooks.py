@@ -11,7 +11,7 @@ TEST_HOOK_ENV = "SHINGLING_TEST_HOOK"
 
 
 def hook(point: str) -> None:
-    """Stop or pause here if the test hook names this point (see shingling/spark/index_store.py).
+    """Stop or pause here if the test hook names this point (see shingling/spark/index/__init__.py).
 
     ``SHINGLING_TEST_HOOK=<point>=exit`` exits at once (``os._exit(97)``, no clean-up);
     ``<point>=sleep:<seconds>`` sleeps there. Never set it in production.

@@ -18,17 +18,13 @@ from pyspark.sql import functions as F
 from shingling.errors import BadInputError, ConfigError
 from shingling.index import MANIFEST, SEGMENT, TEXTS, Manifest
 from shingling.schema import DOC_ID, SKETCH, SKIP_REASON, TEXT, TEXT_CHECKSUM, TEXT_HASH
-from shingling.spark.index_store import (
-    IndexMismatchError,
-    ManifestError,
-    MissingTextsError,
-    parse_manifest,
-)
+from shingling.spark.index.errors import IndexMismatchError, ManifestError, MissingTextsError
+from shingling.spark.index.store import parse_manifest
 from shingling.spark.paths import is_local, local_part
 from shingling.spark.transforms import sketch_documents
 from shingling.spark.verify import MISSING_TEXT
 
-#: The settings an index records (shingling/spark/index_store.py ``index_settings``), as a config names them.
+#: The settings an index records (shingling.spark.index.segments.index_settings), as a config names them.
 SETTING_NAMES = {
     "width": "sketch.width",
     "k": "sketch.k",

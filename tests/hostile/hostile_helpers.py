@@ -10,7 +10,9 @@ import pyarrow.parquet as pq
 
 from shingling import config
 from shingling.index import Manifest, SegmentInfo
-from shingling.spark.index_store import IndexStore, Transaction, index_settings
+from shingling.spark.index.segments import index_settings
+from shingling.spark.index.store import IndexStore
+from shingling.spark.index.transaction import Transaction
 
 
 def snapshot(root: Path) -> dict[str, str]:

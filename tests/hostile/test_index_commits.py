@@ -58,7 +58,7 @@ def test_a_second_index_into_the_same_pair_table_commits_nothing(
 def test_a_failure_after_the_commit_point_says_it_committed(
     spark, full_run: Path, tmp_path: Path, capsys: pytest.CaptureFixture, monkeypatch
 ) -> None:
-    from shingling.spark.index_store import Files
+    from shingling.spark.storage import Files
 
     def broken(self, src: str, dst: str) -> None:
         raise OSError("the disk went away")
@@ -70,7 +70,7 @@ def test_a_failure_after_the_commit_point_says_it_committed(
     assert (tmp_path / "index" / "_manifest.json").exists()
     monkeypatch.undo()
     # ... and the next run on the index (its first step, under the lock) publishes the partition
-    from shingling.spark.index_store import IndexStore
+    from shingling.spark.index.store import IndexStore
 
     store = IndexStore(spark, str(tmp_path / "index"), str(tmp_path / "pairs"))
     assert store.recover(store.manifest())["pair_partitions_published"] == 1

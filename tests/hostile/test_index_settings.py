@@ -17,7 +17,8 @@ from hostile_helpers import snapshot
 
 from shingling import config as config_module
 from shingling.index import MANIFEST, Manifest
-from shingling.spark.index_store import IndexMismatchError, index_settings
+from shingling.spark.index.errors import IndexMismatchError
+from shingling.spark.index.segments import index_settings
 from shingling.spark.jobs import build_index, nightly
 
 DATE = "2026-12-01"

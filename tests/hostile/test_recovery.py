@@ -24,7 +24,7 @@ from hostile_helpers import claimed, committed, snapshot
 from shingling.errors import BadInputError
 from shingling.index import IDENTITY, Manifest, SegmentInfo
 from shingling.spark import session
-from shingling.spark.index_store import OWNER
+from shingling.spark.index.published import OWNER
 from shingling.spark.jobs import build_index, compact_index, nightly
 
 DATE = "2026-12-01"
@@ -210,7 +210,7 @@ def test_a_copied_index_never_touches_the_original_pair_table(tmp_path: Path) ->
 
 
 def test_a_segment_id_that_is_a_path_is_never_deleted(tmp_path: Path) -> None:
-    from shingling.spark.index_store import Compaction
+    from shingling.spark.index.compaction import Compaction
 
     store = claimed(tmp_path / "index", tmp_path / "pairs")
     committed(store, publish=True)

@@ -23,7 +23,7 @@ from hostile_helpers import claimed, committed, snapshot
 from shingling import config as config_module
 from shingling.index import Manifest, SegmentInfo
 from shingling.spark.hooks import TEST_HOOK_ENV
-from shingling.spark.index_store import UndoRefusedError
+from shingling.spark.index.errors import UndoRefusedError
 from shingling.spark.jobs import nightly, undo_night
 from shingling.spark.storage import Files
 
@@ -253,7 +253,7 @@ def test_a_failure_before_the_commit_puts_the_partition_back(
     def broken(self, new) -> None:  # noqa: ANN001 - the store's signature
         raise OSError("the disk went away")
 
-    monkeypatch.setattr("shingling.spark.index_store.IndexStore.swap_manifest", broken)
+    monkeypatch.setattr("shingling.spark.index.store.IndexStore.swap_manifest", broken)
     with pytest.raises(OSError, match="the disk went away"):
         undo_night.undo(
             None, index_path=str(root / "index"), pairs_path=str(root / "pairs"),

@@ -35,11 +35,8 @@ from test_nightly import (
 from shingling.errors import BadInputError
 from shingling.index import open_index
 from shingling.spark.hooks import TEST_HOOK_ENV
-from shingling.spark.index_store import (
-    Compaction,
-    ForeignPathError,
-    IndexCountsError,
-)
+from shingling.spark.index.compaction import Compaction
+from shingling.spark.index.errors import ForeignPathError, IndexCountsError
 from shingling.spark.jobs import compact_index, nightly
 from shingling.summaries import CompactSummary
 

@@ -20,7 +20,8 @@ from shingling.index import (
     segment_path,
     version_path,
 )
-from shingling.spark.index_store import ConcurrentCommitError, IndexBusyError, IndexStore
+from shingling.spark.index.errors import ConcurrentCommitError, IndexBusyError
+from shingling.spark.index.store import IndexStore
 from shingling.spark.jobs import nightly
 
 REPO = Path(__file__).resolve().parents[2]
@@ -74,7 +75,7 @@ def test_lock_is_exclusive_and_dies_with_its_holder(tmp_path):
     # a process that dies holding the lock does not keep it
     holder = textwrap.dedent(f"""
         import os
-        from shingling.spark.index_store import IndexStore
+        from shingling.spark.index.store import IndexStore
         with IndexStore(None, {str(tmp_path / "index")!r}, None).locked("doomed"):
             os._exit(9)
     """)

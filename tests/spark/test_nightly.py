@@ -28,7 +28,7 @@ from shingling import config as config_module
 from shingling.index import open_index
 from shingling.spark.hooks import TEST_HOOK_ENV
 from shingling.spark.incremental import current_pairs
-from shingling.spark.index_store import AlreadyCommittedError
+from shingling.spark.index.errors import AlreadyCommittedError
 from shingling.spark.jobs import build_index, nightly
 from shingling.spark.stages import Verification, near_duplicate_pairs
 from shingling.spark.transforms import sketch_documents
@@ -358,7 +358,7 @@ def test_killed_runs_change_nothing_and_the_next_run_succeeds(spark, corpus, tmp
 def test_a_segment_without_texts_is_refused_never_left_unverified(spark, corpus, tmp_path):
     # the texts of indexed documents verify the pairs a later batch makes with them: an index
     # whose segment lost them fails with a message naming the segment, and commits nothing
-    from shingling.spark.index_store import MissingTextsError
+    from shingling.spark.index.errors import MissingTextsError
 
     first = write_batch(corpus, np.arange(0, 60), tmp_path / "b0.parquet")
     run_night(spark, tmp_path, first, "2026-12-01")

@@ -28,13 +28,9 @@ from test_nightly import (  # tests/spark is on sys.path (rootdir mode)
 
 from shingling.errors import ConfigError, ExitCode
 from shingling.exact import shingle_set
-from shingling.spark.index_store import (
-    AlreadyCommittedError,
-    CommittedError,
-    ForeignPathError,
-    PublishedTable,
-    check_index_owned,
-)
+from shingling.spark.index.errors import AlreadyCommittedError, CommittedError, ForeignPathError
+from shingling.spark.index.published import PublishedTable
+from shingling.spark.index.store import check_index_owned
 from shingling.spark.jobs import compact_index, nightly, undo_night
 from shingling.summaries import NightSummary, UndoSummary
 

@@ -33,15 +33,10 @@ from shingling import config as config_module
 from shingling.errors import EXIT_CODES_HELP, BadInputError, OutputExistsError
 from shingling.index import Manifest
 from shingling.schema import DOC_ID, SKETCH
-from shingling.spark.index_store import (
-    IndexStore,
-    add_future_date_argument,
-    check_index_owned,
-    check_run_date,
-    hook,
-    index_settings,
-    write_options,
-)
+from shingling.spark.hooks import hook
+from shingling.spark.index.arguments import add_future_date_argument, check_run_date
+from shingling.spark.index.segments import index_settings, write_options
+from shingling.spark.index.store import IndexStore, check_index_owned
 from shingling.spark.paths import check_output_name, check_paths, is_local, local_part
 from shingling.spark.read import read_corpus
 from shingling.spark.run_checks import (

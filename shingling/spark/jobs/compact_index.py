@@ -7,7 +7,7 @@ Each night adds a segment, and a document that arrives again leaves a dead row i
 night reads every segment, so its time grows with their number (docs/scaling.md: after 30 nights
 the next night took 1.61 times as long as against one segment). Compaction writes the live rows of
 every segment (documents, postings and, in a verifying index, texts) as one new segment and commits
-it as a new version of the manifest, with the protocol of a night (shingling/spark/index_store.py: lock,
+it as a new version of the manifest, with the protocol of a night (shingling/spark/index/: lock,
 recovery, written aside, checked, one atomic manifest swap); then it deletes the replaced segments.
 The pairs do not change: the pair table is not touched, and a night against the compacted index
 finds what it would have found against the segments (tests/spark/test_compact_index.py).
@@ -36,13 +36,10 @@ from pyspark.sql import SparkSession
 
 from shingling import config as config_module
 from shingling.errors import EXIT_CODES_HELP, BadInputError, ConfigError
-from shingling.spark.index_store import (
-    IndexStore,
-    add_lock_argument,
-    check_index_owned,
-    hook,
-    write_options,
-)
+from shingling.spark.hooks import hook
+from shingling.spark.index.arguments import add_lock_argument
+from shingling.spark.index.segments import write_options
+from shingling.spark.index.store import IndexStore, check_index_owned
 from shingling.spark.paths import check_output_name
 from shingling.spark.run_checks import check_writable_dir, local_manifest
 from shingling.spark.session import Steps, Work, run_main

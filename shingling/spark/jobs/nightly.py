@@ -6,7 +6,7 @@
 
 Sketches the batch, finds the pairs within the batch and between the batch and the index, writes
 them to the pair table as the partition ``pairs/run_date=<date>/``, and adds the batch to the index
-as a new segment, all committed at once (see shingling/spark/index_store.py for the protocol). An index that
+as a new segment, all committed at once (see shingling/spark/index/ for the protocol). An index that
 does not exist yet is created by the first run. Documents whose id is already in the index replace
 their old version; the pairs made with the old version stay in their run's partition (see
 :func:`shingling.spark.incremental.current_pairs` and docs/nightly.md). As in the full run, every row of an id
@@ -53,18 +53,16 @@ from shingling.schema import (
     TEXT,
 )
 from shingling.spark.decide import DECISION_RELATION, Decisions, night_decisions
+from shingling.spark.hooks import hook
 from shingling.spark.incremental import nightly_pairs
-from shingling.spark.index_store import (
-    AlreadyCommittedError,
-    IndexStore,
+from shingling.spark.index.arguments import (
     add_future_date_argument,
     add_lock_argument,
-    check_index_owned,
     check_run_date,
-    hook,
-    index_settings,
-    write_options,
 )
+from shingling.spark.index.errors import AlreadyCommittedError
+from shingling.spark.index.segments import index_settings, write_options
+from shingling.spark.index.store import IndexStore, check_index_owned
 from shingling.spark.keep import keep_key, keep_keys
 from shingling.spark.read import read_corpus, read_input
 from shingling.spark.run_checks import (

@@ -5,9 +5,9 @@
 
 For a night committed by mistake (a run date typed far ahead, which then blocks every real date;
 the wrong batch): the index's segment of that night, its pair partition ``run_date=<date>/`` and
-the kept and removed partitions it published with ``--decisions`` are taken back, and the version of the index before the night is committed again, by the protocol
-of a night (shingling/spark/index_store.py :class:`~shingling.spark.index_store.Rollback`: the lock, recovery, the one
-manifest swap; a kill at any step leaves either the night or its undoing, never a mix). Only the
+the kept and removed partitions it published with ``--decisions`` are taken back, and the
+version of the index before the night is committed again, by the protocol of a night
+(:class:`shingling.spark.index.rollback.Rollback`: the lock, recovery, the one manifest swap; a kill at any step leaves either the night or its undoing, never a mix). Only the
 index's last run can be undone, and only while no compaction has merged its segment since. A
 build_index run (the index's first version) is undone the same way; ``--output`` is then needed
 only if it wrote a pair table.
@@ -33,13 +33,9 @@ from pyspark.sql import SparkSession
 
 from shingling import config as config_module
 from shingling.errors import EXIT_CODES_HELP, BadInputError
-from shingling.spark.index_store import (
-    IndexStore,
-    add_lock_argument,
-    check_index_owned,
-    check_run_date,
-    hook,
-)
+from shingling.spark.hooks import hook
+from shingling.spark.index.arguments import add_lock_argument, check_run_date
+from shingling.spark.index.store import IndexStore, check_index_owned
 from shingling.spark.paths import check_output_name, check_paths
 from shingling.spark.session import Work, run_main
 from shingling.summaries import IndexAfterUndo, Recovered, UndoneNight, UndoSummary

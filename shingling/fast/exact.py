@@ -98,15 +98,7 @@ def overlap_batch(
         first[side[::-1]] = np.arange(len(side) - 1, -1, -1)  # the last write wins: the first
         unique = texts.take(pa.array(first))
     batch = Folded.of(unique, unit)
-    starts, ordered, values = shingle_sets(
-        batch.data,
-        batch.offsets,
-        batch.valid,
-        batch.word_table,
-        batch.chars,
-        width,
-        np.uint64(SEED),
-    )
+    starts, ordered, values = shingle_sets(*batch.loop_args(), width, np.uint64(SEED))
     sizes = np.diff(starts)
     side_a, side_b = side[: len(texts_a)], side[len(texts_a) :]
     shared = overlaps(starts, ordered, values, side_a, side_b)

@@ -80,11 +80,7 @@ def sketch_batch(
     batch = Folded.of(texts, unit)
     bound = sample_bound(sample_mod)
     counts, n_shingles, text_hashes, sizes, values = sketch_texts(
-        batch.data,
-        batch.offsets,
-        batch.valid,
-        batch.word_table,
-        batch.chars,
+        *batch.loop_args(),
         width,
         k,
         0 if bound is None else min(bound - 1, INT64_MAX),  # m = 1 samples every hash

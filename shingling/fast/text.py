@@ -86,6 +86,11 @@ class Folded:
         valid = pc.is_valid(folded).to_numpy(zero_copy_only=False)
         return cls(data, offsets, valid, word_code_points(), chars)
 
+    def loop_args(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, bool]:
+        """The batch as the compiled loops take it, in their order (data, offsets, valid,
+        word table, chars)."""
+        return self.data, self.offsets, self.valid, self.word_table, self.chars
+
 
 def invalid_utf8(texts: pa.Array | pa.ChunkedArray) -> pa.BooleanArray:
     """Which texts of an Arrow string array hold bytes that are not well-formed UTF-8 (false for

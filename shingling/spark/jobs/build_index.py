@@ -30,13 +30,14 @@ from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
 from shingling import config as config_module
-from shingling.errors import EXIT_CODES_HELP, BadInputError, OutputExistsError
+from shingling.errors import BadInputError, OutputExistsError
 from shingling.index import Manifest
 from shingling.schema import DOC_ID, SKETCH
 from shingling.spark.hooks import hook
 from shingling.spark.index.arguments import add_future_date_argument, check_run_date
 from shingling.spark.index.segments import index_settings, write_options
 from shingling.spark.index.store import IndexStore, check_index_owned
+from shingling.spark.jobs.options import job_parser
 from shingling.spark.paths import check_output_name, check_paths, is_local, local_part
 from shingling.spark.read import read_corpus
 from shingling.spark.run_checks import (
@@ -53,12 +54,7 @@ log = logging.getLogger("shingling")
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(
-        prog="shingling run build-index",
-        description="Create the sketch index from a full run.",
-        epilog=EXIT_CODES_HELP,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    parser = job_parser("build-index", "Create the sketch index from a full run.")
     parser.add_argument("--run", required=True, help="output directory of jobs/near_duplicates.py")
     parser.add_argument("--index", required=True, help="the index directory to create")
     parser.add_argument(

@@ -35,11 +35,12 @@ from typing import Any
 from pyspark.sql import SparkSession
 
 from shingling import config as config_module
-from shingling.errors import EXIT_CODES_HELP, BadInputError, ConfigError
+from shingling.errors import BadInputError, ConfigError
 from shingling.spark.hooks import hook
 from shingling.spark.index.arguments import add_lock_argument
 from shingling.spark.index.segments import write_options
 from shingling.spark.index.store import IndexStore, check_index_owned
+from shingling.spark.jobs.options import job_parser
 from shingling.spark.paths import check_output_name
 from shingling.spark.run_checks import check_writable_dir, local_manifest
 from shingling.spark.session import Steps, Work, run_main
@@ -49,12 +50,7 @@ log = logging.getLogger("shingling")
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(
-        prog="shingling run compact-index",
-        description="Rewrite the sketch index's live rows as one segment.",
-        epilog=EXIT_CODES_HELP,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    parser = job_parser("compact-index", "Rewrite the sketch index's live rows as one segment.")
     parser.add_argument("--index", required=True, help="the index directory")
     parser.add_argument(
         "--min-segments",

@@ -43,7 +43,7 @@ from pyspark.sql import functions as F
 
 from shingling import config as config_module
 from shingling.decision import EXCERPT, KEPT
-from shingling.errors import EXIT_CODES_HELP, BadInputError, ConfigError
+from shingling.errors import BadInputError, ConfigError
 from shingling.schema import (
     DOC_A,
     DOC_ID,
@@ -59,6 +59,7 @@ from shingling.spark.connected_components import (
     figures_in_one_task,
 )
 from shingling.spark.decide import DECISION_RELATION, KEPT_ID, decisions, linked_ids, usable_links
+from shingling.spark.jobs.options import add_input_argument, job_parser
 from shingling.spark.keep import (
     KEEP_KEY,
     LONGEST,
@@ -86,17 +87,10 @@ RUN_SECTIONS = ("input", "sketch", "pairs")
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(
-        prog="shingling run dedup",
-        description="Cluster a run's near-duplicate pairs and write a deduplicated corpus.",
-        epilog=EXIT_CODES_HELP,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+    parser = job_parser(
+        "dedup", "Cluster a run's near-duplicate pairs and write a deduplicated corpus."
     )
-    parser.add_argument(
-        "--input",
-        required=True,
-        help="the corpus: a Parquet file, a directory or a glob (JSON Lines with --set input.format=jsonl)",
-    )
+    add_input_argument(parser)
     parser.add_argument("--run", required=True, help="output directory of jobs/near_duplicates.py")
     parser.add_argument("--output", required=True, help="output directory (written atomically)")
     config_module.add_config_arguments(parser)

@@ -28,13 +28,13 @@ from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
 from shingling import config as config_module
-from shingling.errors import EXIT_CODES_HELP
 from shingling.schema import (
     EXACT,
     RUN_CONFIG,
     RUN_SUMMARY,
     SKIP_DUPLICATE_ID,
 )
+from shingling.spark.jobs.options import add_input_argument, job_parser
 from shingling.spark.read import read_corpus, unreadable_input
 from shingling.spark.session import Steps, Work, run_main
 from shingling.spark.stages import Cache, PairMetrics, Verification, configured_pairs
@@ -53,17 +53,8 @@ CHECKED = "documents.ids-checked"  # the documents table rewritten when some ids
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(
-        prog="shingling run near-duplicates",
-        description="Find near-duplicate documents in a Parquet corpus.",
-        epilog=EXIT_CODES_HELP,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    parser.add_argument(
-        "--input",
-        required=True,
-        help="the corpus: a Parquet file, a directory or a glob (JSON Lines with --set input.format=jsonl)",
-    )
+    parser = job_parser("near-duplicates", "Find near-duplicate documents in a Parquet corpus.")
+    add_input_argument(parser)
     parser.add_argument("--output", required=True, help="output directory (written atomically)")
     config_module.add_config_arguments(parser)
     return parser.parse_args(argv)

@@ -40,7 +40,7 @@ from pyspark.sql import functions as F
 
 from shingling import config as config_module
 from shingling.decision import KEPT
-from shingling.errors import EXIT_CODES_HELP, BadInputError, ConfigError, OutputExistsError
+from shingling.errors import BadInputError, ConfigError, OutputExistsError
 from shingling.fast import probe
 from shingling.index import SEGMENT, Manifest
 from shingling.schema import (
@@ -63,6 +63,7 @@ from shingling.spark.index.arguments import (
 from shingling.spark.index.errors import AlreadyCommittedError
 from shingling.spark.index.segments import index_settings, write_options
 from shingling.spark.index.store import IndexStore, check_index_owned
+from shingling.spark.jobs.options import add_input_argument, job_parser
 from shingling.spark.keep import keep_key, keep_keys
 from shingling.spark.read import read_corpus, read_input
 from shingling.spark.run_checks import (
@@ -91,15 +92,8 @@ log = logging.getLogger("shingling")
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(
-        prog="shingling run nightly",
-        description="Test a batch of new documents against the sketch index.",
-        epilog=EXIT_CODES_HELP,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    parser.add_argument(
-        "--batch", required=True, help="Parquet file or directory of the new documents"
-    )
+    parser = job_parser("nightly", "Test a batch of new documents against the sketch index.")
+    add_input_argument(parser, "--batch", "the night's new documents")
     parser.add_argument(
         "--index", required=True, help="the index directory (created by the first run)"
     )

@@ -32,10 +32,11 @@ from typing import Any
 from pyspark.sql import SparkSession
 
 from shingling import config as config_module
-from shingling.errors import EXIT_CODES_HELP, BadInputError
+from shingling.errors import BadInputError
 from shingling.spark.hooks import hook
 from shingling.spark.index.arguments import add_lock_argument, check_run_date
 from shingling.spark.index.store import IndexStore, check_index_owned
+from shingling.spark.jobs.options import job_parser
 from shingling.spark.paths import check_output_name, check_paths
 from shingling.spark.session import Work, run_main
 from shingling.summaries import IndexAfterUndo, Recovered, UndoneNight, UndoSummary
@@ -44,11 +45,8 @@ log = logging.getLogger("shingling")
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(
-        prog="shingling run undo-night",
-        description="Undo the sketch index's last night (its segment and its pair partition).",
-        epilog=EXIT_CODES_HELP,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+    parser = job_parser(
+        "undo-night", "Undo the sketch index's last night (its segment and its pair partition)."
     )
     parser.add_argument("--index", required=True, help="the index directory")
     parser.add_argument("--output", help="the pair table the night wrote its partition to")

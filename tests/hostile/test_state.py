@@ -118,7 +118,7 @@ def test_a_column_named_beyond_the_bmp_reads_back(name: str, tmp_path: Path) -> 
         assert f'id_column = "{name}"' in written  # real UTF-8, not escapes
     assert read_back(cfg, tmp_path) == cfg
     # and the readers of a run (shingling top, query) read it as the jobs do
-    from shingling.cli import run_settings
+    from shingling.cli.common import run_settings
 
     assert run_settings(tmp_path)["input"]["id_column"] == name
 

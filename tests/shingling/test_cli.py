@@ -19,12 +19,14 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
 
-from shingling.cli import distinct_pairs, explain_texts, main
+from shingling.cli import main
+from shingling.cli.explain import explain_texts
 from shingling.estimators import jaccard, matches
 from shingling.hashing import shingle_hash, word_hash, xxhash64
 from shingling.index import Manifest, SegmentInfo, open_index
 from shingling.normalize import normalize, words
 from shingling.query import candidate_rows, hot_hashes, query_index
+from shingling.report.load import distinct_pairs
 from shingling.shingles import shingles
 from shingling.sketch import EmptyDocumentError, Sketch, sketch
 

@@ -237,8 +237,9 @@ def _select_prefixes(
     Each row also gets the positions in its sketch of the prefix hashes before its own (bit p:
     the sketch's hash p), those whose posting is never capped (estimate at most ``max_posting``,
     or any when it is 0): two documents meet first at the first prefix hash they share, and a
-    later posting need not score them again (:func:`shingling.fast.postings.met_before`). -1 where the bottom-k part is
-    longer than 63 (no positions kept: the pair is scored in every posting, as before).
+    later posting need not score them again (:func:`shingling.fast.postings.met_before`). -1
+    where the bottom-k part is longer than 63 (no positions kept: the pair is scored in every
+    posting the two share).
 
     Returns:
         (row, hash, earlier) per prefix row, rows ascending.

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -150,6 +151,17 @@ def night(decisions: NightDecisions | None) -> NightSummary:
 
 
 def job_summaries() -> list[Any]:
+    nothing_to_do = CompactSummary(
+        index="index",
+        run_id="0123456789ab",
+        started_at="t",
+        recovered=RECOVERED,
+        before=SegmentsBefore(
+            version=2, segments=2, live_documents=13, live_postings=130, replaced_rows=2
+        ),
+        status="nothing to do",
+        seconds=0.5,
+    )  # fmt: skip
     return [
         night(None),
         night(
@@ -170,25 +182,9 @@ def job_summaries() -> list[Any]:
             seconds=3.0,
             status="committed",
         ),  # fmt: skip
-        CompactSummary(
-            index="index",
-            run_id="0123456789ab",
-            started_at="t",
-            recovered=RECOVERED,
-            before=SegmentsBefore(
-                version=2, segments=2, live_documents=13, live_postings=130, replaced_rows=2
-            ),
-            status="nothing to do",
-            seconds=0.5,
-        ),  # fmt: skip
-        CompactSummary(
-            index="index",
-            run_id="0123456789ab",
-            started_at="t",
-            recovered=RECOVERED,
-            before=SegmentsBefore(
-                version=2, segments=2, live_documents=13, live_postings=130, replaced_rows=2
-            ),
+        nothing_to_do,
+        replace(
+            nothing_to_do,
             after=SegmentsAfter(
                 version=3,
                 segments=1,
@@ -200,7 +196,7 @@ def job_summaries() -> list[Any]:
             status="committed",
             seconds=4.0,
             finished_at="t2",
-        ),  # fmt: skip
+        ),
         UndoSummary(
             index="index",
             output=None,

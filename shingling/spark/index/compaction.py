@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from dataclasses import replace
-from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 from pyspark.sql import functions as F
@@ -114,14 +113,7 @@ class Compaction:
     def commit(self) -> Manifest:
         """Protocol steps 4 and 5: the manifest now names the one new segment."""
         assert self.info is not None
-        self.store.check_current(self.base)
-        new = replace(
-            self.base,
-            version=self.base.version + 1,
-            created_at=datetime.now(UTC).isoformat(timespec="seconds"),
-            segments=(self.info,),
-        )
-        self.store.swap_manifest(new)
+        new = self.store.commit_next(self.base, replace(self.base, segments=(self.info,)))
         self.committed = True
         return new
 

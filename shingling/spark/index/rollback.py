@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import logging
-from dataclasses import replace
-from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 from shingling.errors import BadInputError, ConfigError
@@ -132,13 +130,7 @@ class Rollback:
 
     def commit(self) -> Manifest:
         """Step 2: the version before the night, committed again as the next version."""
-        self.store.check_current(self.base)
-        new = replace(
-            self.previous,
-            version=self.base.version + 1,
-            created_at=datetime.now(UTC).isoformat(timespec="seconds"),
-        )
-        self.store.swap_manifest(new)
+        new = self.store.commit_next(self.base, self.previous)
         self.committed = True
         return new
 

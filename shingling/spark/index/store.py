@@ -13,6 +13,7 @@ import re
 import socket
 import uuid
 from collections.abc import Iterator
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -441,6 +442,18 @@ class IndexStore:
                 f"index {self.root} moved from version {base.version} to"
                 f" {current.version if current else 0} during this run; nothing committed"
             )
+
+    def commit_next(self, base: Manifest, new: Manifest) -> Manifest:
+        """Protocol steps 4 and 5: unless another run committed since ``base``, commit ``new`` as
+        the version after it, stamped now; returns what was committed."""
+        self.check_current(base)
+        committed = replace(
+            new,
+            version=base.version + 1,
+            created_at=datetime.now(UTC).isoformat(timespec="seconds"),
+        )
+        self.swap_manifest(committed)
+        return committed
 
     def swap_manifest(self, new: Manifest) -> None:
         """Protocol step 5, the commit point: the version file (exclusive create), then the

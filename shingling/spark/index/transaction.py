@@ -4,7 +4,6 @@ at once (protocol steps 3 to 6 of :mod:`shingling.spark.index`)."""
 from __future__ import annotations
 
 from dataclasses import replace
-from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from pyspark.sql import DataFrame
@@ -137,7 +136,7 @@ class Transaction:
     def commit(self, settings: dict[str, Any], id_type: str, run: dict[str, Any]) -> Manifest:
         """Protocol steps 4 and 5: check the base is still current, then swap the manifest."""
         assert self.info is not None
-        self.store.check_current(self.base)
+        self.store.check_current(self.base)  # before the count below: a moved index fails fast
         live_docs = self.base.live_documents - self.info.superseded + self.info.documents
         live_postings = self.base.live_postings - self.replaced_postings() + self.info.postings
         entry = {"segment": self.segment_id, "run_id": self.run_id, **run}
@@ -146,10 +145,8 @@ class Transaction:
         table = self.store.decision_table
         if table is not None and self.store.files.exists(table.staging_dir(self.run_id)):
             entry.update(decisions=table.path)
-        new = replace(
+        template = replace(
             self.base,
-            version=self.base.version + 1,
-            created_at=datetime.now(UTC).isoformat(timespec="seconds"),
             id_type=id_type,
             settings=settings,
             segments=(*self.base.segments, self.info),
@@ -157,7 +154,7 @@ class Transaction:
             live_documents=live_docs,
             live_postings=live_postings,
         )
-        self.store.swap_manifest(new)
+        new = self.store.commit_next(self.base, template)
         self.committed = True
         return new
 

@@ -35,6 +35,11 @@ class Overlap:
     size_a: int
     size_b: int
 
+    @classmethod
+    def of(cls, a: frozenset[int], b: frozenset[int]) -> Overlap:
+        """The overlap of two shingle sets (:func:`shingle_set`)."""
+        return cls(len(a & b), len(a), len(b))
+
     @property
     def jaccard(self) -> float:
         """|A ∩ B| / |A ∪ B|; 0.0 when both sets are empty."""
@@ -57,7 +62,7 @@ def overlap(
 ) -> Overlap:
     """The exact overlap of two texts' shingle sets."""
     a, b = shingle_set(text_a, width=width, unit=unit), shingle_set(text_b, width=width, unit=unit)
-    return Overlap(len(a & b), len(a), len(b))
+    return Overlap.of(a, b)
 
 
 def jaccard(text_a: str, text_b: str, *, width: int = DEFAULT_WIDTH, unit: str = "words") -> float:

@@ -15,6 +15,7 @@ to them.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 from collections import defaultdict
@@ -22,7 +23,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from shingling.estimators import containment, jaccard, matches
-from shingling.exact import overlap
+from shingling.exact import Overlap, shingle_set
 from shingling.schema import A_IN_B, B_IN_A, NEAR_DUPLICATE
 from shingling.sketch import DEFAULT_K, DEFAULT_WIDTH, Sketch
 
@@ -186,6 +187,11 @@ def reference_pairs(
     def n(doc_id) -> int:
         return rows[doc_id]["n_shingles"]
 
+    @functools.cache
+    def shingles(doc_id) -> frozenset[int]:  # each text's set once, not once per candidate
+        assert texts is not None
+        return shingle_set(texts[doc_id], width=width, unit=unit)
+
     def lowered(t: float | None) -> float | None:
         return None if t is None or texts is None else candidate_threshold(t, margin)
 
@@ -201,7 +207,7 @@ def reference_pairs(
             assert cand_t is not None
             if relation_of(j, ca, cb, cand_t, cand_ct) is None:
                 continue
-            o = overlap(texts[ra], texts[rb], width=width, unit=unit)
+            o = Overlap.of(shingles(ra), shingles(rb))
             j, ca, cb = o.jaccard, o.containment_a, o.containment_b
             rel = relation_of(j, ca, cb, threshold, containment_threshold)
         if rel is None:

@@ -58,6 +58,14 @@ def full_pairs(spark: SparkSession, table: pa.Table) -> DataFrame:
     )
 
 
+@pytest.fixture(scope="module")
+def corpus_pairs(spark: SparkSession, corpus: pa.Table) -> DataFrame:
+    """:func:`full_pairs` of the whole corpus, computed once for the module (its rows and schema
+    kept in a local table)."""
+    pairs = full_pairs(spark, corpus)
+    return spark.createDataFrame(pairs.collect(), pairs.schema)
+
+
 def write_batch(table: pa.Table, rows: np.ndarray, path: Path) -> str:
     pq.write_table(table.take(pa.array(np.sort(rows))), path)
     return str(path)
@@ -89,7 +97,9 @@ def pair_table(spark: SparkSession, tmp: Path) -> DataFrame:
 
 
 @pytest.mark.parametrize("probe_documents", [None, 120], ids=["one-scan", "sliced"])
-def test_nightly_union_equals_full_run_descending_ids(spark, corpus, tmp_path, probe_documents):
+def test_nightly_union_equals_full_run_descending_ids(
+    spark, corpus, corpus_pairs, tmp_path, probe_documents
+):
     # ids arrive largest first, so each night brings smaller ids: exact-duplicate groups change
     # their representative, and copies of one text are split across nights; "sliced": the
     # batch's texts are held 120 at a time, each slice one scan of the index
@@ -104,7 +114,7 @@ def test_nightly_union_equals_full_run_descending_ids(spark, corpus, tmp_path, p
         assert summary["index"]["documents_after"] == sum(len(r) for r in nights[: i + 1])
         assert NightSummary.from_dict(summary).to_dict() == summary  # typed, as printed
     union = pair_table(spark, tmp_path)
-    assertDataFrameEqual(union.drop("run_date"), full_pairs(spark, corpus))
+    assertDataFrameEqual(union.drop("run_date"), corpus_pairs)
     # the test is not vacuous: pairs of both kinds cross nights
     assert union.where(F.col("exact_duplicate")).select("run_date").distinct().count() >= 2
     assert union.where(~F.col("exact_duplicate")).select("run_date").distinct().count() >= 2
@@ -120,7 +130,7 @@ def test_nightly_union_equals_full_run_descending_ids(spark, corpus, tmp_path, p
     ]) == 5  # fmt: skip
 
 
-def test_index_built_from_a_full_run_continues_nightly(spark, corpus, tmp_path):
+def test_index_built_from_a_full_run_continues_nightly(spark, corpus, corpus_pairs, tmp_path):
     rng = np.random.default_rng(7)
     perm = rng.permutation(corpus.num_rows)
     first, rest = np.sort(perm[:400]), perm[400:]
@@ -149,7 +159,7 @@ def test_index_built_from_a_full_run_continues_nightly(spark, corpus, tmp_path):
     assert built["documents"] == 400
     assert BuildSummary.from_dict(built).to_dict() == built
     run_night(spark, tmp_path, write_batch(corpus, rest, tmp_path / "b.parquet"), "2026-12-01")
-    assertDataFrameEqual(pair_table(spark, tmp_path).drop("run_date"), full_pairs(spark, corpus))
+    assertDataFrameEqual(pair_table(spark, tmp_path).drop("run_date"), corpus_pairs)
     # the pure-pyarrow reader sees every document once, at its latest version
     reader = open_index(str(tmp_path / "index"))
     assert reader.manifest.live_documents == corpus.num_rows
@@ -216,7 +226,9 @@ def test_document_arriving_again_replaces_its_sketch(spark, corpus, tmp_path):
     )
 
 
-def test_repeated_ids_in_a_batch_are_skipped_and_the_rest_is_processed(spark, corpus, tmp_path):
+def test_repeated_ids_in_a_batch_are_skipped_and_the_rest_is_processed(
+    spark, corpus, corpus_pairs, tmp_path
+):
     # night 2 sends an indexed id twice and a new id twice; the new id's rows copy texts of other
     # batch documents, so they would make exact-duplicate pairs if either row were sketched
     ids = corpus["doc_id"].to_pylist()
@@ -248,7 +260,7 @@ def test_repeated_ids_in_a_batch_are_skipped_and_the_rest_is_processed(spark, co
     pairs = pair_table(spark, tmp_path)
     assert pairs.where((F.col("doc_a") == new_id) | (F.col("doc_b") == new_id)).count() == 0
     # the other batch documents are paired as always: the pairs of one full run over the corpus
-    assertDataFrameEqual(pairs.drop("run_date"), full_pairs(spark, corpus))
+    assertDataFrameEqual(pairs.drop("run_date"), corpus_pairs)
 
 
 # -- kills and races: the job as spark-submit runs it ---------------------------------------------

@@ -170,8 +170,10 @@ def test_the_rounds_equal_the_reference_on_random_and_shaped_graphs(
 def test_smallest_id_policy_equals_the_reference(spark: SparkSession) -> None:
     rng = random.Random(5)
     links = laid_out([random_graph(rng, 20) for _ in range(30)] + shaped_graphs(rng))
-    got, _, _ = in_spark(spark, links, None, containment=False)
+    # the rounds run until 100 links are left, one task decides those: both paths, in fewer rounds
+    got, rounds, finished = in_spark(spark, links, None, containment=False, finish_edges=100)
     assert got == reference(links, None, containment=False, descending=True)
+    assert rounds >= 1 and 0 < finished <= 100
 
 
 def test_a_sorted_chain_is_finished_by_one_task_and_fails_clearly_without_it(

@@ -18,6 +18,7 @@ containment both ways), which the tests check pair by pair.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -47,6 +48,22 @@ STAR = "star"  # the column that marks a capped posting's star pairs
 
 #: The relation codes of the kernel, as the pair table spells them (0: none, a null).
 RELATIONS = pa.array(pairs.RELATIONS, type=pa.string())
+
+
+@dataclass
+class JoinWork:
+    """The work of the posting loop, counted as it runs: ``tested``, the pairs of documents its
+    postings met (n (n - 1) / 2 in a posting of n, n - 1 in a capped one's star);
+    ``signature_passes``, those of them the signatures' bound did not refuse, each then one
+    intersection of two sketches (:func:`shingling.pairs.may_reach`). The join's cost grows with
+    these, not with the pairs written."""
+
+    tested: int = 0
+    signature_passes: int = 0
+
+    def add(self, tested: int, signature_passes: int) -> None:
+        self.tested += int(tested)
+        self.signature_passes += int(signature_passes)
 
 
 def output_schema(id_type: pa.DataType) -> pa.Schema:
@@ -124,8 +141,10 @@ def score_table(
     threshold: float,
     containment_threshold: float | None = None,
     max_posting: int = 0,
+    work: JoinWork | None = None,
 ) -> pa.RecordBatch:
-    """Prefix rows with every posting complete and adjacent -> the scored pairs of each posting.
+    """Prefix rows with every posting complete and adjacent -> the scored pairs of each posting
+    (and, into ``work`` if given, the loop's pair tests and signature passes).
 
     A pair is scored in each posting it is met in, but where the rows carry ``earlier``
     (:func:`prefix_rows`) only in the first one, by the prefix order. Without ``containment_threshold`` the pairs
@@ -148,7 +167,7 @@ def score_table(
         if EARLIER in rows.schema.names
         else np.zeros(len(ids), dtype=np.int64)
     )
-    a, b, matches, jaccard, cont_a, cont_b, relation, star = score_postings(
+    a, b, matches, jaccard, cont_a, cont_b, relation, star, done = score_postings(
         int64s(rows.column(HASH)),
         order,
         n_shingles,
@@ -161,6 +180,8 @@ def score_table(
         max_posting,
         earlier,
     )
+    if work is not None:
+        work.add(done[0], done[1])
     return pa.RecordBatch.from_arrays(
         [
             ids.take(a),
@@ -238,8 +259,10 @@ def score_sorted_batches(
     threshold: float,
     containment_threshold: float | None = None,
     max_posting: int = 0,
+    work: JoinWork | None = None,
 ) -> Iterator[pa.RecordBatch]:
-    """Batches of prefix rows sorted by hash -> scored pairs (see :func:`score_table`).
+    """Batches of prefix rows sorted by hash -> scored pairs (see :func:`score_table`; ``work``,
+    if given, counts the loop's work).
 
     A posting may run across batches: the rows of the last hash of each batch wait for the next.
     """
@@ -248,6 +271,7 @@ def score_sorted_batches(
         "threshold": threshold,
         "containment_threshold": containment_threshold,
         "max_posting": max_posting,
+        "work": work,
     }
     pending: list[pa.RecordBatch] = []
     for batch in batches:
@@ -364,7 +388,7 @@ def _score_postings(
     test_first: bool,
     max_posting: int,
     earlier: Any,
-) -> tuple[Any, Any, Any, Any, Any, Any, Any, Any]:
+) -> tuple[Any, Any, Any, Any, Any, Any, Any, Any, Any]:
     """Every pair of rows with the same hash (rows sorted by hash), tested and scored.
 
     The arithmetic of :func:`shingling.pairs.may_reach` (and of
@@ -388,7 +412,8 @@ def _score_postings(
     Returns:
         Per scored pair: row of doc_a, row of doc_b, matches, jaccard, containment_a,
         containment_b, relation (0: none, 1: near duplicate, 2: a in b, 3: b in a), and whether
-        the pair is a star's.
+        the pair is a star's. Then the work done (:class:`JoinWork`): the pairs tested and, of
+        those tested first, the signature passes.
     """
     n = len(hashes)
     cap = 1024
@@ -404,6 +429,8 @@ def _score_postings(
     )
     out = 0
     start = 0
+    tested = 0  # pairs of documents a posting met (a star's: each member with its centre)
+    passes = 0  # of those tested first, the ones the signatures' bound did not refuse
     scoring = (values, offsets, n_shingles, k, threshold, containment_threshold)
     signatures = np.zeros((n if test_first else 0, SIGNATURE_WORDS + 1), dtype=np.uint64)
     while start < n:
@@ -417,6 +444,7 @@ def _score_postings(
                     centre = i
             for i in range(start, end):
                 if i != centre:
+                    tested += 1
                     found, out = _consider(found, out, scoring, centre, i, False, True)
         else:
             if test_first:
@@ -426,19 +454,23 @@ def _score_postings(
                 for j in range(i + 1, end):
                     if order[i] == order[j]:
                         continue
+                    tested += 1
                     # tested here, before _consider: most pairs fail, and passing the arrays of
                     # found pairs in and out costs more than the test; the signatures first, then
                     # (for the few they cannot refuse) the intersection itself
-                    if test_first and not (
-                        signatures_may_reach(signatures, offsets, i, j, k, threshold)
-                        and may_reach(values, offsets, i, values, offsets, j, k, threshold)
-                    ):
-                        continue
+                    if test_first:
+                        if not signatures_may_reach(signatures, offsets, i, j, k, threshold):
+                            continue
+                        passes += 1
+                        if not may_reach(values, offsets, i, values, offsets, j, k, threshold):
+                            continue
                     if met_before(values, offsets, earlier, i, j):
                         continue
                     a, b = (i, j) if order[i] < order[j] else (j, i)
                     found, out = _consider(found, out, scoring, a, b, False, False)
         start = end
+    work = np.zeros(2, dtype=np.int64)
+    work[0], work[1] = tested, passes
     return (
         found[0][:out],
         found[1][:out],
@@ -448,6 +480,7 @@ def _score_postings(
         found[5][:out],
         found[6][:out],
         found[7][:out],
+        work,
     )
 
 

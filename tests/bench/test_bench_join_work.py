@@ -9,7 +9,7 @@ import pyarrow as pa
 import pytest
 from testdata import licence_words, light_edits, sample_corpus
 
-from bench.join_work import signature_passes
+from bench.join_work import pair_tests, signature_passes
 from shingling.fast import postings
 from shingling.fast.postings import sketch_arrays
 from shingling.normalize import words
@@ -55,3 +55,32 @@ def test_signature_passes_count_the_pairs_the_kernels_signatures_pass(
     counted = signature_passes(rows, hashes, offsets, values, K, threshold, cap)
     assert counted == brute
     assert 0 < counted < tests  # some pairs pass, most are refused
+
+
+@pytest.mark.parametrize("threshold", [0.3, 0.5])
+@pytest.mark.parametrize("cap", [0, 3])
+def test_the_jobs_loop_counts_the_work_join_work_counts(threshold: float, cap: int) -> None:
+    # the counters the job reports (pairs.pairs_tested, pairs.signature_passes in the summary),
+    # from the posting loop itself, equal bench.join_work's offline count of the same postings
+    found = real_sketches()
+    listed = sorted((h, row) for row, s in enumerate(found) for h in s)
+    hashes = np.array([h for h, _ in listed], dtype=np.int64)
+    rows = np.array([row for _, row in listed], dtype=np.int64)
+    table = pa.table(
+        {
+            "hash": hashes,
+            "doc_id": rows,
+            "n_shingles": pa.array([len(found[r]) for r in rows], pa.int64()),
+            "sketch": pa.array([list(found[r]) for r in rows], pa.list_(pa.int64())),
+        }
+    )
+    work = postings.JoinWork()
+    scored = postings.score_table(table, k=K, threshold=threshold, max_posting=cap, work=work)
+    offsets, values = sketch_arrays(pa.array([list(s) for s in found], pa.list_(pa.int64())))
+    _, tests = pair_tests(hashes, cap)
+    assert work.tested == tests
+    assert work.signature_passes == signature_passes(
+        rows, hashes, offsets, values, K, threshold, cap
+    )
+    stars = int(np.sum(scored.column("star").to_numpy(zero_copy_only=False)))
+    assert stars <= scored.num_rows <= work.signature_passes + stars < work.tested

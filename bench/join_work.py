@@ -1,7 +1,9 @@
 """How much work the prefix join does, counted from a run's documents table: the join prefixes,
 their postings, and the pairs each posting tests, at the candidate threshold of the default run
 (verified: 0.3) and of the estimate-only run (0.5). docs/scaling.md's cost model reads the pair
-tests per document from here.
+tests per document from here. A run reports the same two counts for its own threshold in its
+summary (``pairs.pairs_tested``, ``pairs.signature_passes``, from the job's loop); this counts
+both thresholds from one run, and times the loop.
 
     python -m bench.join_work RUN_DIR [RUN_DIR ...] [--time-sample 64] [--json FILE]
 

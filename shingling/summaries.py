@@ -44,6 +44,9 @@ class PairCounts:
     (pairs.verify), "estimate" when decided on the sketches; ``candidate_pairs``: pairs the join
     scored, ``representative_pairs``: distinct candidates among representatives of exact-copy
     groups, ``capped_documents``: documents paired by star (pairs.max_posting);
+    ``pairs_tested``: pairs of documents the join's postings met and tested, ``signature_passes``:
+    those the signatures' bound passed, each then an intersection of two sketches (the join's
+    work: divided by ``documents.sketched``, per document);
     ``frequency_sketch``: its megabytes and fill; ``verification``: what verifying found
     (candidates verified, estimates off).
     """
@@ -54,6 +57,8 @@ class PairCounts:
     candidate_pairs: int = 0
     representative_pairs: int = 0
     capped_documents: int = 0
+    pairs_tested: int = 0
+    signature_passes: int = 0
     frequency_sketch: dict[str, float] | None = None
     verification: dict[str, Any] | None = None
 

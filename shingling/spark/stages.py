@@ -28,6 +28,7 @@ from shingling.pairs import candidate_threshold
 from shingling.schema import DOC_A, DOC_B, DOC_ID, RELATION, SKETCH
 from shingling.spark.transforms import (
     CappedDocuments,
+    JoinWorkCounter,
     SharedFrequencies,
     containment_candidates,
     copy_groups,
@@ -217,7 +218,8 @@ class PairMetrics:
     each posting the cap can star); ``candidates``: the distinct pairs of representatives that
     passed;
     ``capped``: the documents paired by star because a hash's prefix posting exceeded the cap,
-    each once (at most the corpus's documents);
+    each once (at most the corpus's documents); ``work``: the pairs the postings met and tested
+    (``pairs_tested``) and those the signatures passed (``signature_passes``);
     ``frequencies``: the size and fill of the frequency sketch that ordered the prefixes, set when
     it is built (before the pair table is computed).
     """
@@ -225,6 +227,7 @@ class PairMetrics:
     candidates: Observation = field(default_factory=lambda: Observation("candidates"))
     capped: CappedDocuments = field(default_factory=CappedDocuments)
     scored: Observation = field(default_factory=lambda: Observation("scored"))
+    work: JoinWorkCounter = field(default_factory=JoinWorkCounter)
     frequencies: dict[str, float] = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, Any]:
@@ -239,6 +242,9 @@ class PairMetrics:
             except Exception:  # noqa: BLE001 - Spark pruned the observed plan (no rows): counts stay 0
                 continue
         found["capped_documents"] = self.capped.count()
+        work = self.work.total()
+        found["pairs_tested"] = work.tested
+        found["signature_passes"] = work.signature_passes
         if self.frequencies:
             found["frequency_sketch"] = dict(self.frequencies)
         return found
@@ -324,6 +330,7 @@ def near_duplicate_pairs(
         **scoring,
         max_posting=cap,
         capped=metrics.capped if metrics else None,
+        work=metrics.work if metrics else None,
     )
     if containment_threshold is not None:
         excerpts = containment_candidates(

@@ -14,7 +14,7 @@ from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
-from pyspark import Accumulator, AccumulatorParam, Broadcast, SparkContext
+from pyspark import Accumulator, AccumulatorParam, Broadcast, SparkContext, TaskContext
 from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 from pyspark.sql.pandas.types import from_arrow_schema, to_arrow_type
@@ -25,6 +25,7 @@ from shingling.fast.postings import (
     SKETCH_A,
     SKETCH_B,
     STAR,
+    JoinWork,
     output_schema,
     score_pair_batch,
     score_sorted_batches,
@@ -377,6 +378,40 @@ class CappedDocuments:
         return len(self.ids.value) if self.ids is not None else 0
 
 
+class _ByTask(AccumulatorParam):
+    """An accumulator of one value per task (its partition of the stage): a task run twice (a
+    retry, a plan read twice) writes the same value under the same key, so it counts once."""
+
+    def zero(self, value: dict[int, Any]) -> dict[int, Any]:
+        return {}
+
+    def addInPlace(  # noqa: N802 - Spark's
+        self, value1: dict[int, Any], value2: dict[int, Any]
+    ) -> dict[int, Any]:
+        value1.update(value2)
+        return value1
+
+
+class JoinWorkCounter:
+    """The posting loop's work over the whole join (:class:`shingling.fast.postings.JoinWork`:
+    ``pairs.pairs_tested`` and ``pairs.signature_passes`` in the summary), gathered on the
+    executors as the pairs are computed (each task's count, once), no extra pass."""
+
+    def __init__(self) -> None:
+        self.tasks: Accumulator[dict[int, tuple[int, int]]] | None = None
+
+    def attach(self, sc: SparkContext) -> Accumulator[dict[int, tuple[int, int]]]:
+        if self.tasks is None:
+            self.tasks = sc.accumulator({}, _ByTask())
+        return self.tasks
+
+    def total(self) -> JoinWork:
+        work = JoinWork()
+        for tested, passes in (self.tasks.value if self.tasks is not None else {}).values():
+            work.add(tested, passes)
+        return work
+
+
 def scored_prefix_pairs(
     prefixes: DataFrame,
     *,
@@ -385,6 +420,7 @@ def scored_prefix_pairs(
     containment_threshold: float | None = None,
     max_posting: int | None = None,
     capped: CappedDocuments | None = None,
+    work: JoinWorkCounter | None = None,
 ) -> DataFrame:
     """(hash, doc_id, n_shingles, sketch) prefix rows -> scored pairs of documents sharing a hash.
 
@@ -399,20 +435,25 @@ def scored_prefix_pairs(
     A hash in the prefixes of more than ``max_posting`` documents (a family of thousands of near
     copies, whose every hash is hot) would add that many squared pairs; its documents are paired
     only with the smallest of them (a star, every such pair scored), which keeps them linked at
-    linear cost; ``capped``, if given, gathers the documents paired that way (each once).
+    linear cost; ``capped``, if given, gathers the documents paired that way (each once), and
+    ``work`` the pairs the loop tested.
     """
     # the columns score_sorted_batches writes, in Spark's types
     schema = from_arrow_schema(output_schema(to_arrow_type(prefixes.schema[DOC_ID].dataType)))
-    ids = capped.attach(prefixes.sparkSession.sparkContext) if capped is not None else None
+    sc = prefixes.sparkSession.sparkContext
+    ids = capped.attach(sc) if capped is not None else None
+    tasks = work.attach(sc) if work is not None else None
 
     def score(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         starred: set[Any] = set()
+        done = JoinWork()
         for out in score_sorted_batches(
             batches,
             k=k,
             threshold=threshold,
             containment_threshold=containment_threshold,
             max_posting=max_posting or 0,
+            work=done,
         ):
             if ids is not None and pc.any(out.column(STAR)).as_py():
                 star = out.filter(out.column(STAR))
@@ -420,6 +461,10 @@ def scored_prefix_pairs(
             yield out
         if ids is not None and starred:
             ids.add(starred)
+        if tasks is not None:
+            task = TaskContext.get()
+            key = task.partitionId() if task is not None else 0
+            tasks.add({key: (done.tested, done.signature_passes)})
 
     rows = prefixes.select(
         HASH, DOC_ID, N_SHINGLES, SKETCH, *([EARLIER] if EARLIER in prefixes.columns else [])

@@ -13,8 +13,10 @@ from pyspark.sql import DataFrame, SparkSession
 from testdata import SAMPLE_CORPUS, licence_texts, sample_corpus
 
 import shingling.spark.jobs.near_duplicates as job
+from bench.join_work import join_work
 from shingling import config as config_module
 from shingling.errors import ExitCode
+from shingling.pairs import candidate_threshold
 from shingling.schema import (
     DOC_A,
     DOC_B,
@@ -86,6 +88,23 @@ def test_summary_accounts_for_every_input_document(sample_run: Path) -> None:
     assert set(summary["stage_seconds"]) >= {"sketch", "pairs", "total"}
     assert summary["status"] == "succeeded"
     assert summary["config"] == config_module.load().to_dict()
+
+
+def test_the_summary_counts_the_joins_work_as_join_work_counts_it(sample_run: Path) -> None:
+    # the job's counters (from its posting loop, on the executors) against bench.join_work's
+    # offline count over the documents table the run wrote, at the run's candidate threshold
+    cfg = config_module.load()
+    assert candidate_threshold(cfg.pairs.threshold, cfg.pairs.candidate_margin) == 0.3
+    offline = join_work(
+        sample_run,
+        k=cfg.sketch.k,
+        max_posting=cfg.pairs.max_posting,
+        frequency_mb=cfg.pairs.frequency_sketch_mb,
+    )["defaults (candidates from 0.3)"]
+    pairs = json.loads((sample_run / "summary.json").read_text())["pairs"]
+    assert pairs["pairs_tested"] == offline["pair_tests"] > 0
+    assert pairs["signature_passes"] == offline["signature_passes"]
+    assert pairs["candidate_pairs"] <= pairs["signature_passes"] < pairs["pairs_tested"]
 
 
 def test_pairs_name_the_users_ids_in_order(sample_run: Path) -> None:

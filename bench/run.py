@@ -22,6 +22,7 @@ import time
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import psutil
@@ -212,7 +213,7 @@ def run_one(name: str, corpus: Corpus, out: Path, args: argparse.Namespace) -> R
     run = Run(name, status, wall, peak, cores, pairs if status == "ok" else None)
     if name in ("pipeline", "estimate") and status == "ok":
         summary = json.loads((out / name / "summary.json").read_text())
-        run.detail = {"stage_seconds": summary.get("stage_seconds"), "pairs": summary.get("pairs")}
+        run.detail = {key: summary.get(key) for key in ("stage_seconds", "pairs", "documents")}
     elif name == "dedup" and status == "ok":
         summary = json.loads((out / name / "summary.json").read_text())
         run.detail = {
@@ -313,6 +314,24 @@ def acceptance_table(quality: dict[str, Quality], described: dict) -> str:
     return "\n".join(lines)
 
 
+def work_note(detail: dict[str, Any]) -> str:
+    """The join's work per sketched document, from a run's summary (docs/output.md): the pairs
+    its postings tested, those the signatures passed, the candidates scored and verified."""
+    pairs, documents = detail.get("pairs") or {}, detail.get("documents") or {}
+    sketched = documents.get("sketched")
+    if not sketched or "pairs_tested" not in pairs:
+        return ""
+    verified = (pairs.get("verification") or {}).get("candidates_verified", 0)
+    per = {
+        "pairs tested": pairs["pairs_tested"],
+        "signature passes": pairs["signature_passes"],
+        "candidates scored": pairs.get("candidate_pairs", 0),
+        "verified": verified,
+    }
+    counts = ", ".join(f"{name} {value / sketched:.2f}" for name, value in per.items())
+    return f" The join's work per sketched document: {counts}."
+
+
 def pipeline_note(runs: list[Run]) -> str:
     """The pipeline's own stage times, against the scan floor."""
     p = next((r for r in runs if r.name == "pipeline" and r.status == "ok"), None)
@@ -330,6 +349,7 @@ def pipeline_note(runs: list[Run]) -> str:
             f" Start-up plus sketching: {(startup + s['sketch']) / floor:.2f}× the scan floor's "
             f"{floor:.1f} s; the whole run {p.wall / floor:.2f}× the scan floor."
         )
+    text += work_note(p.detail)
     estimate = next((r.wall for r in runs if r.name == "estimate" and r.status == "ok"), None)
     if estimate:
         text += f" Verifying every pair costs {p.wall / estimate:.2f}× the estimate-only run."

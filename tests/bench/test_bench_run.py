@@ -63,3 +63,26 @@ def test_the_note_gives_the_dedup_against_the_pipeline_run() -> None:
     note = pipeline_note(runs)
     assert "Dedup 10.0 s whole process, 0.25× the pipeline run (2 rounds" in note, note
     assert "70 documents removed, the component rule would remove 90" in note, note
+
+
+def test_the_note_gives_the_joins_work_per_document_from_the_summary() -> None:
+    stages = {"sketch": 10.0, "pairs": 20.0, "total": 32.0}
+    pairs = {
+        "pairs_tested": 5000,
+        "signature_passes": 1000,
+        "candidate_pairs": 300,
+        "verification": {"candidates_verified": 150},
+    }
+    detail = {"stage_seconds": stages, "pairs": pairs, "documents": {"sketched": 200}}
+    note = pipeline_note([Run("pipeline", "ok", 40.0, detail=detail)])
+    assert (
+        "per sketched document: pairs tested 25.00, signature passes 5.00, "
+        "candidates scored 1.50, verified 0.75." in note
+    ), note
+    # a summary from before the counters: no such sentence
+    old = {
+        "stage_seconds": stages,
+        "pairs": {"candidate_pairs": 300},
+        "documents": detail["documents"],
+    }
+    assert "per sketched document" not in pipeline_note([Run("pipeline", "ok", 40.0, detail=old)])

@@ -16,7 +16,7 @@ export PYSPARK_DRIVER_PYTHON := $(CURDIR)/$(BIN)/python
 SPARK_SUBMIT := $(BIN)/spark-submit --properties-file conf/spark-local.conf --py-files dist/shingling.zip
 
 .DEFAULT_GOAL := help
-.PHONY: help setup dist run dedup test test-fast test-e2e test-all test-cluster lint bench bench-scaling bench-nightly bench-index-nights bench-containment bench-query bench-quality clean
+.PHONY: help setup dist run dedup test test-fast test-history test-e2e test-all test-cluster lint bench bench-scaling bench-nightly bench-index-nights bench-containment bench-query bench-quality clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's|$$(OUT)|$(OUT)|g; s|$$(DEDUP_OUT)|$(DEDUP_OUT)|g; s|$$(CORPUS)|$(CORPUS)|g' \
@@ -49,12 +49,15 @@ dedup: $(STAMP) ## write the corpus without its near-duplicates (each removed on
 
 test: $(STAMP) ## the suite on this machine, both tiers on 2 processes: the fast tier first (it fills numba's cache), then the Spark tier
 	SPARK_HOME=/nonexistent/no-jvm-in-the-fast-tier $(BIN)/pytest -q -m "not spark" -n 2 $(ARGS)
-	$(BIN)/pytest -q -m "spark and not e2e" -n 2 --ignore=tests/cluster $(ARGS)
+	$(BIN)/pytest -q -m "spark and not e2e and not history" -n 2 --ignore=tests/cluster $(ARGS)
+
+test-history: $(STAMP) ## in-process histories: several nights, compactions and undos on one index, each checked against one full run
+	$(BIN)/pytest -q -m "history and not e2e" -n 2 --ignore=tests/cluster $(ARGS)
 
 test-e2e: $(STAMP) ## whole processes as a user runs them: spark-submit, the launcher, every docs command as printed, the installed wheel, killed runs
 	$(BIN)/pytest -q -m e2e -n 2 --ignore=tests/cluster $(ARGS)
 
-test-all: test test-e2e test-cluster ## everything CI runs: make test, make test-e2e, make test-cluster
+test-all: test test-history test-e2e test-cluster ## everything CI runs: make test, make test-history, make test-e2e, make test-cluster
 
 test-fast: $(STAMP) ## the fast tier, no JVM (library, compiled path, CLI, docs), on 2 processes: under 2 minutes
 	SPARK_HOME=/nonexistent/no-jvm-in-the-fast-tier $(BIN)/pytest -q -m "not spark" -n 2 $(ARGS)

@@ -51,6 +51,9 @@ def spark() -> Iterator:
 # --- tiers ------------------------------------------------------------------------------------------
 # fast:   no JVM: the library, the compiled path, the CLI, the docs (`make test-fast`, under 2 min)
 # spark:  a SparkSession in this process, or spark-submit (`make test`)
+# history: several runs of a job on one index or output (three nights, a compaction between
+#         nights, an undo) checked against one full run (`make test-history`; in CI, not in
+#         `make test`: each night is about a hundred small Spark jobs)
 # e2e:    whole processes as a user runs them: spark-submit, the launcher, the docs' commands as
 #         printed, the installed wheel (`make test-e2e`; in the spark tier too, not in `make test`)
 # slow:   long runs outside the default suite

@@ -85,6 +85,7 @@ def nightly_main(tmp: Path, batch: Path, date: str) -> int:
     )
 
 
+@pytest.mark.history
 def test_an_index_of_a_build_and_two_nights_is_queried(
     spark, corpus: pa.Table, full_run: Path, tmp_path: Path, capsys: pytest.CaptureFixture
 ) -> None:

@@ -89,6 +89,7 @@ def copy_of(nights: Path, tmp_path: Path) -> Path:
 
 
 @pytest.mark.spark
+@pytest.mark.history
 def test_undoing_a_night_dated_a_year_ahead_lets_the_real_date_run(
     spark, nights: Path, tmp_path: Path, capsys: pytest.CaptureFixture
 ) -> None:

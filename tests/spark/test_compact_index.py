@@ -104,6 +104,7 @@ def live_texts(spark: SparkSession, index: Path) -> DataFrame:
     return texts.join(rows, ["doc_id", "segment"], "left_semi").select("doc_id", "text")
 
 
+@pytest.mark.history
 def test_compaction_keeps_the_live_rows_and_the_next_night_is_unchanged(
     spark, corpus, nights, tmp_path
 ) -> None:
@@ -180,6 +181,7 @@ def test_compaction_keeps_the_live_rows_and_the_next_night_is_unchanged(
     assert open_index(str(index)).manifest.version == after.version + 2
 
 
+@pytest.mark.history
 def test_a_compaction_that_cannot_delete_the_replaced_segments_is_committed_all_the_same(
     spark, nights, tmp_path, monkeypatch
 ) -> None:
@@ -207,6 +209,7 @@ def test_a_compaction_that_cannot_delete_the_replaced_segments_is_committed_all_
     assert [p.name for p in (index / "segments").iterdir()] == [after.segments[0].id]
 
 
+@pytest.mark.history
 def test_an_index_whose_files_disagree_with_its_manifest_is_not_compacted(
     spark, nights, tmp_path
 ) -> None:

@@ -96,6 +96,7 @@ def pair_table(spark: SparkSession, tmp: Path) -> DataFrame:
     return spark.read.parquet(str(tmp / "pairs"))
 
 
+@pytest.mark.history
 @pytest.mark.parametrize("probe_documents", [None, 120], ids=["one-scan", "sliced"])
 def test_nightly_union_equals_full_run_descending_ids(
     spark, corpus, corpus_pairs, tmp_path, probe_documents
@@ -130,6 +131,7 @@ def test_nightly_union_equals_full_run_descending_ids(
     ]) == 5  # fmt: skip
 
 
+@pytest.mark.history
 def test_index_built_from_a_full_run_continues_nightly(spark, corpus, corpus_pairs, tmp_path):
     rng = np.random.default_rng(7)
     perm = rng.permutation(corpus.num_rows)
@@ -167,6 +169,7 @@ def test_index_built_from_a_full_run_continues_nightly(spark, corpus, corpus_pai
     assert sorted(got["doc_id"].to_pylist()) == sorted(corpus["doc_id"].to_pylist())
 
 
+@pytest.mark.history
 def test_document_arriving_again_replaces_its_sketch(spark, corpus, tmp_path):
     # night 1: 400 documents; night 2: 60 of them again, each with the text of another document
     # (so they move between groups of near copies), and the other 269 documents; night 3 (below)

@@ -19,12 +19,15 @@ import functools
 import itertools
 import math
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
+import pyarrow as pa
+
+from shingling import schema
 from shingling.estimators import containment, jaccard, matches
 from shingling.exact import Overlap, shingle_set
-from shingling.schema import A_IN_B, B_IN_A, NEAR_DUPLICATE
+from shingling.schema import A_IN_B, B_IN_A, DOC_A, MEASURED_PAIR_COLUMNS, NEAR_DUPLICATE
 from shingling.sketch import DEFAULT_K, DEFAULT_WIDTH, Sketch
 
 # Scores are ratios of small integers, thresholds decimal fractions: a product like 20 * 0.7 is
@@ -126,6 +129,71 @@ def candidate_threshold(threshold: float, margin: float) -> float:
     return max(CANDIDATE_FLOOR, round(threshold - margin, 9))
 
 
+# --- the pair table's columns computed from the measured ones ---------------------------------
+
+#: The definition of each derived column of the pair table (those of
+#: :data:`shingling.schema.PAIR_COLUMNS` beyond :data:`shingling.schema.MEASURED_PAIR_COLUMNS`):
+#: a function of a batch of measured pairs (a ``pyarrow.RecordBatch``) giving the column, row for
+#: row, in ``pyarrow.compute``. :func:`pair_table` applies them on every path that writes pairs
+#: (the Spark stages through :func:`shingling.spark.transforms.pair_table_frame`, the reference
+#: search below), so a column added here, in ``PAIR_COLUMNS`` and in ``COLUMN_TYPES`` is in every
+#: pair table (tests/spark/test_pair_columns.py adds one). The table has none today.
+DERIVED: dict[str, Callable[[pa.RecordBatch], pa.Array]] = {}
+
+
+def derived_columns() -> tuple[str, ...]:
+    """The pair table's derived columns, in its order (each must have a definition in
+    :data:`DERIVED`)."""
+    names = tuple(c for c in schema.PAIR_COLUMNS if c not in MEASURED_PAIR_COLUMNS)
+    undefined = [c for c in names if c not in DERIVED]
+    if undefined:
+        raise KeyError(f"pair columns without a definition in shingling.pairs.DERIVED: {undefined}")
+    return names
+
+
+def pair_table(
+    measured: pa.RecordBatch,
+    *,
+    definitions: dict[str, Callable[[pa.RecordBatch], pa.Array]] | None = None,
+    out: pa.Schema | None = None,
+) -> pa.RecordBatch:
+    """A batch of measured pairs (the measured columns, in any order) -> the pair table's rows:
+    the measured columns and the derived ones (``definitions``, default :data:`DERIVED`) in
+    :data:`shingling.schema.PAIR_COLUMNS`' order, with the schema ``out`` (default the pair
+    table's, :func:`shingling.schema.pairs_table_schema`).
+
+    >>> import pyarrow as pa
+    >>> batch = pa.RecordBatch.from_pydict({c: [1] for c in MEASURED_PAIR_COLUMNS})
+    >>> pair_table(batch, out=batch.schema).num_columns == len(MEASURED_PAIR_COLUMNS)
+    True
+    """
+    definitions = DERIVED if definitions is None else definitions
+    if out is None:
+        out = schema.pairs_table_schema(measured.schema.field(DOC_A).type)
+    columns = [
+        measured.column(f.name)
+        if f.name in MEASURED_PAIR_COLUMNS
+        else pa.array(definitions[f.name](measured), type=f.type)
+        for f in out
+    ]
+    return pa.RecordBatch.from_arrays(columns, schema=out)
+
+
+def _with_derived(rows: list[tuple]) -> list[tuple]:
+    """Measured pair rows (tuples in :data:`MEASURED_PAIR_COLUMNS`' order) -> the pair table's
+    rows, through :func:`pair_table`."""
+    if not derived_columns() or not rows:
+        return rows
+    id_type = pa.array([r[0] for r in rows]).type
+    fields = schema.arrow_fields(MEASURED_PAIR_COLUMNS, id_type)
+    measured = pa.RecordBatch.from_arrays(
+        [pa.array(list(c), f.type) for c, f in zip(zip(*rows, strict=True), fields, strict=True)],
+        schema=pa.schema(fields),
+    )
+    table = pair_table(measured)
+    return list(zip(*(table.column(i).to_pylist() for i in range(table.num_columns)), strict=True))
+
+
 # --- the reference pair search -------------------------------------------------------------------
 
 
@@ -148,7 +216,8 @@ def reference_pairs(
     texts: dict[Any, str] | None = None,
     margin: float = 0.0,
 ) -> list[tuple]:
-    """The pair table, in the pair table's column order, from library sketches: every pair
+    """The pair table, in the pair table's column order (derived columns by :func:`pair_table`),
+    from library sketches: every pair
     compared, in pure Python (the reference the Spark path and the nightly join are tested against).
 
     ``rows``: doc_id -> n_words, n_shingles, sketch (None: skipped) and text_hash of the documents
@@ -226,4 +295,4 @@ def reference_pairs(
         for a, b in exact:
             bottom = min(len(rows[a]["sketch"]), k)
             out.append((a, b, bottom, 1.0, 1.0, 1.0, 1.0, n(a), n(b), True, NEAR_DUPLICATE))
-    return out
+    return _with_derived(out)

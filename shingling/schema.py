@@ -60,7 +60,9 @@ EARLIER = "earlier"
 
 # The columns of the tables, in their order.
 DOCUMENT_COLUMNS = (DOC_ID, N_WORDS, N_SHINGLES, SKETCH, TEXT_HASH, SKIP_REASON, TEXT_CHECKSUM)
-PAIR_COLUMNS = (
+#: What the pair search measures of a pair (every path: the compiled join, verification, the
+#: grouping of exact copies, the nightly probe, the reference search).
+MEASURED_PAIR_COLUMNS = (
     DOC_A,
     DOC_B,
     MATCHES,
@@ -73,33 +75,41 @@ PAIR_COLUMNS = (
     EXACT,
     RELATION,
 )
+#: The pair table's columns, in its order: the measured ones, then any computed from them row by
+#: row (:data:`shingling.pairs.DERIVED` defines each; :func:`shingling.pairs.pair_table` adds
+#: them on every path). A new column that the measured ones determine is its name here, its type
+#: in :data:`COLUMN_TYPES` and its definition in ``DERIVED``: nothing else changes.
+PAIR_COLUMNS: tuple[str, ...] = MEASURED_PAIR_COLUMNS
 #: What scoring two sketches gives (the compiled and Spark scorers' rows): the pair table's
 #: columns but the separate estimate and the exact-copy flag, which later steps add.
-SCORED_COLUMNS = tuple(c for c in PAIR_COLUMNS if c not in (JACCARD_ESTIMATE, EXACT))
+SCORED_COLUMNS = tuple(c for c in MEASURED_PAIR_COLUMNS if c not in (JACCARD_ESTIMATE, EXACT))
+
+#: Each column's Arrow type; None: the input's id type.
+COLUMN_TYPES: dict[str, pa.DataType | None] = {
+    DOC_ID: None,
+    N_WORDS: pa.int64(),
+    N_SHINGLES: pa.int64(),
+    SKETCH: pa.list_(pa.int64()),
+    TEXT_HASH: pa.int64(),
+    SKIP_REASON: pa.string(),
+    TEXT_CHECKSUM: pa.int64(),
+    DOC_A: None,
+    DOC_B: None,
+    MATCHES: pa.int32(),
+    JACCARD: pa.float64(),
+    JACCARD_ESTIMATE: pa.float64(),
+    CONTAINMENT_A: pa.float64(),
+    CONTAINMENT_B: pa.float64(),
+    SHINGLES_A: pa.int64(),
+    SHINGLES_B: pa.int64(),
+    EXACT: pa.bool_(),
+    RELATION: pa.string(),
+}
 
 
 def _types(id_type: pa.DataType) -> dict[str, pa.DataType]:
     """Each column's Arrow type; the ids take the input's id type."""
-    return {
-        DOC_ID: id_type,
-        N_WORDS: pa.int64(),
-        N_SHINGLES: pa.int64(),
-        SKETCH: pa.list_(pa.int64()),
-        TEXT_HASH: pa.int64(),
-        SKIP_REASON: pa.string(),
-        TEXT_CHECKSUM: pa.int64(),
-        DOC_A: id_type,
-        DOC_B: id_type,
-        MATCHES: pa.int32(),
-        JACCARD: pa.float64(),
-        JACCARD_ESTIMATE: pa.float64(),
-        CONTAINMENT_A: pa.float64(),
-        CONTAINMENT_B: pa.float64(),
-        SHINGLES_A: pa.int64(),
-        SHINGLES_B: pa.int64(),
-        EXACT: pa.bool_(),
-        RELATION: pa.string(),
-    }
+    return {c: id_type if t is None else t for c, t in COLUMN_TYPES.items()}
 
 
 def arrow_fields(

@@ -5,6 +5,8 @@ from __future__ import annotations
 import itertools
 import random
 
+import pyarrow as pa
+import pyarrow.compute as pc
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -30,6 +32,7 @@ from testdata import (
     sample_corpus_rows,
 )
 
+from shingling import pairs, schema
 from shingling.hashing import text_checksum
 from shingling.normalize import words
 from shingling.schema import (
@@ -257,3 +260,32 @@ def test_verified_pair_table_equals_library_exact_pairs_on_random_unicode(
         got.select(*VERIFIED_COLUMNS),
         spark.createDataFrame(expected, pairs_schema(LongType())).select(*VERIFIED_COLUMNS),
     )
+
+
+def test_a_column_added_to_the_schema_and_pairs_is_in_the_spark_pair_table(
+    spark: SparkSession, sample_documents: DataFrame, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # a newcomer's column: its name and type in shingling.schema, its definition in
+    # shingling.pairs.DERIVED; the Spark stages carry it with nothing else changed
+    name = "size_ratio"
+
+    def size_ratio(batch: pa.RecordBatch) -> pa.Array:  # shipped to the executors by value
+        a, b = batch.column(SHINGLES_A), batch.column(SHINGLES_B)
+        low = pc.cast(pc.min_element_wise(a, b), pa.float64())
+        return pc.divide(low, pc.max_element_wise(a, b))
+
+    monkeypatch.setattr(schema, "PAIR_COLUMNS", (*schema.MEASURED_PAIR_COLUMNS, name))
+    monkeypatch.setitem(schema.COLUMN_TYPES, name, pa.float64())
+    monkeypatch.setitem(pairs.DERIVED, name, size_ratio)
+    texts = dict(sample_corpus())
+    settings = {
+        "threshold": DEFAULTS.pairs.threshold,
+        "max_exact_group": DEFAULTS.pairs.max_exact_group,
+        "margin": DEFAULTS.pairs.candidate_margin,
+    }
+    expected = reference_pairs(sample_corpus_rows(WIDTH, K), texts=texts, **settings)
+    assert any(e[-1] < 1.0 for e in expected) and any(e[-1] == 1.0 for e in expected)
+    frame = spark.createDataFrame(list(texts.items()), "doc_id string, text string")
+    got = spark_pairs(sample_documents, texts=frame, **settings)
+    assert tuple(got.columns) == schema.PAIR_COLUMNS
+    assertDataFrameEqual(got, spark.createDataFrame(expected, pairs_schema(StringType())))

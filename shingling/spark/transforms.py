@@ -17,7 +17,7 @@ import pyarrow.compute as pc
 from pyspark import Accumulator, AccumulatorParam, Broadcast, SparkContext, TaskContext
 from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
-from pyspark.sql.pandas.types import from_arrow_schema, to_arrow_type
+from pyspark.sql.pandas.types import from_arrow_schema, to_arrow_schema, to_arrow_type
 from pyspark.sql.types import BinaryType, LongType, StructField, StructType
 
 from shingling.fast.frequency import FrequencySketch
@@ -33,6 +33,7 @@ from shingling.fast.postings import (
 from shingling.fast.postings import prefix_rows as prefix_batch
 from shingling.fast.sketch import sketch_batch
 from shingling.fast.text import invalid_utf8
+from shingling.pairs import DERIVED, derived_columns, pair_table
 from shingling.schema import (
     CONTAINMENT_A,
     CONTAINMENT_B,
@@ -45,6 +46,7 @@ from shingling.schema import (
     JACCARD,
     JACCARD_ESTIMATE,
     MATCHES,
+    MEASURED_PAIR_COLUMNS,
     N_SHINGLES,
     N_WORDS,
     NEAR_DUPLICATE,
@@ -539,4 +541,26 @@ def expand_groups(
         F.lit(True).alias(EXACT),
         F.lit(NEAR_DUPLICATE).alias(RELATION),
     )
-    return across.unionByName(within)
+    return across.unionByName(within).transform(pair_table_frame)
+
+
+def pair_table_frame(measured: DataFrame) -> DataFrame:
+    """Measured pairs (:data:`shingling.schema.MEASURED_PAIR_COLUMNS`) -> the pair table: the
+    derived columns added by the reference's own :func:`shingling.pairs.pair_table`, batch by
+    batch on the executors (with none defined, a projection: no Python pass).
+    """
+    kept = measured.select(*MEASURED_PAIR_COLUMNS)
+    derived = derived_columns()
+    if not derived:
+        return kept
+    id_type = to_arrow_type(kept.schema[DOC_A].dataType)
+    extra = from_arrow_schema(pa.schema(arrow_fields(derived, id_type)))
+    schema = StructType([*kept.schema.fields, *extra.fields])
+    definitions = {c: DERIVED[c] for c in derived}  # shipped with the function
+    out = to_arrow_schema(schema)
+
+    def finish(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for batch in batches:
+            yield pair_table(batch, definitions=definitions, out=out)
+
+    return kept.mapInArrow(finish, schema)

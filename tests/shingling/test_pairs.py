@@ -6,13 +6,17 @@ import math
 from fractions import Fraction
 
 import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from testdata import sample_corpus_rows
 
-from shingling import pairs
+from shingling import pairs, schema
 from shingling.fast.estimators import min_shared as compiled_min_shared
 from shingling.fast.probe import min_shared as probe_min_shared
-from shingling.schema import A_IN_B, B_IN_A, NEAR_DUPLICATE
+from shingling.schema import A_IN_B, B_IN_A, NEAR_DUPLICATE, SHINGLES_A, SHINGLES_B
 
 THRESHOLDS = [0.0, 0.05, 0.1, 0.3, 0.35, 0.5, 0.6, 0.7, 0.8, 0.85, 0.9, 0.95, 1.0]
 
@@ -71,3 +75,49 @@ def test_sizes_may_reach_is_a_bound_on_the_exact_jaccard() -> None:
         for t in THRESHOLDS:
             if j >= t:
                 assert pairs.sizes_may_reach(len(a), len(b), t), (len(a), len(b), t)
+
+
+# --- derived columns: a new pair column is its name, its type and its definition -----------------
+
+SIZE_RATIO = "size_ratio"  # an example column: min(|A|, |B|) / max(|A|, |B|)
+
+
+def size_ratio(batch: pa.RecordBatch) -> pa.Array:
+    a, b = batch.column(SHINGLES_A), batch.column(SHINGLES_B)
+    return pc.divide(pc.cast(pc.min_element_wise(a, b), pa.float64()), pc.max_element_wise(a, b))
+
+
+def add_size_ratio(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Adds the example column as a newcomer would: in shingling.schema and shingling.pairs."""
+    monkeypatch.setattr(schema, "PAIR_COLUMNS", (*schema.MEASURED_PAIR_COLUMNS, SIZE_RATIO))
+    monkeypatch.setitem(schema.COLUMN_TYPES, SIZE_RATIO, pa.float64())
+    monkeypatch.setitem(pairs.DERIVED, SIZE_RATIO, size_ratio)
+
+
+def test_the_pair_table_has_no_derived_column_without_a_definition(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    assert pairs.derived_columns() == tuple(
+        c for c in schema.PAIR_COLUMNS if c not in schema.MEASURED_PAIR_COLUMNS
+    )
+    monkeypatch.setattr(schema, "PAIR_COLUMNS", (*schema.MEASURED_PAIR_COLUMNS, SIZE_RATIO))
+    monkeypatch.setitem(schema.COLUMN_TYPES, SIZE_RATIO, pa.float64())
+    with pytest.raises(KeyError, match=SIZE_RATIO):
+        pairs.derived_columns()
+
+
+def test_a_column_added_to_the_schema_and_pairs_is_in_the_reference_pair_table(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    rows = sample_corpus_rows(4, 20)
+    before = pairs.reference_pairs(rows, threshold=0.5, max_exact_group=3)
+    add_size_ratio(monkeypatch)
+    after = pairs.reference_pairs(rows, threshold=0.5, max_exact_group=3)
+    assert len(before) > 20 and len(after) == len(before)
+    n = len(schema.MEASURED_PAIR_COLUMNS)
+    sizes = {(r[0], r[1]): (r[7], r[8]) for r in before}
+    for row_before, row_after in zip(before, after, strict=True):
+        assert row_after[:n] == row_before  # the measured columns unchanged
+        a, b = sizes[(row_before[0], row_before[1])]
+        assert row_after[n] == min(a, b) / max(a, b)
+    assert any(r[n] < 1.0 for r in after)  # pairs of different sizes among them

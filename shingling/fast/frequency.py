@@ -144,26 +144,22 @@ class FrequencySketch:
         threshold: float,
         max_posting: int = 0,
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Each sketch's join prefix: (row, hash, earlier) per prefix row.
+        """Each sketch's join prefix, ordered by this table's estimates: (row, hash, earlier) per
+        prefix row (:func:`select_prefixes` of :meth:`estimates`)."""
+        offsets = offsets.astype(np.int64, copy=False)
+        values = values.astype(np.int64, copy=False)
+        frequency = self.estimates(offsets, values, k=k)
+        return select_prefixes(offsets, values, frequency, k, threshold, max_posting)
 
-        Sketch i is ``values[offsets[i]:offsets[i + 1]]``, ascending. Of its bottom-k part (n
-        hashes) a pair reaching ``threshold`` shares at least t = min_shared(n) hashes, so under
-        any one global order its first n - t + 1 hashes meet the other sketch's (prefix
-        filtering, Bayardo et al. 2007). The order is (estimated frequency, hash), and the hashes
-        estimated in one sketch at most come first and are left out: a sketch with s hashes
-        estimated shared keeps the first s - t + 1 of them (none when that is not positive).
-        ``earlier``: the positions in the sketch of the row's prefix hashes before its own whose
-        postings ``max_posting`` never caps, a bit each (see
-        :func:`select_prefixes`).
-        """
-        return select_prefixes(
+    def estimates(self, offsets: np.ndarray, values: np.ndarray, *, k: int) -> np.ndarray:
+        """The estimate of each hash of each sketch's bottom-k part, aligned with ``values`` (0
+        beyond the bottom-k parts)."""
+        return estimate_bottom(
             offsets.astype(np.int64, copy=False),
             values.astype(np.int64, copy=False),
             k,
-            threshold,
             self.counts,
             MULTIPLIERS,
-            max_posting,
         )
 
 
@@ -219,27 +215,38 @@ def _estimate_hashes(values: Any, counts: Any, multipliers: Any) -> Any:
     return out
 
 
+def _estimate_bottom(offsets: Any, values: Any, k: int, counts: Any, multipliers: Any) -> Any:
+    """The count-min estimate of each hash of each sketch's bottom-k part, aligned with
+    ``values`` (0 elsewhere)."""
+    out = np.zeros(len(values), dtype=np.int64)
+    for i in range(len(offsets) - 1):
+        for j in range(offsets[i], min(offsets[i + 1], offsets[i] + k)):
+            out[j] = estimate(values[j], counts, multipliers)
+    return out
+
+
 def _select_prefixes(
     offsets: Any,
     values: Any,
+    frequency: Any,
     k: int,
     threshold: float,
-    counts: Any,
-    multipliers: Any,
     max_posting: int,
 ) -> tuple[Any, Any, Any]:
-    """Each sketch's join prefix, rarest first by the count-min estimate of document frequency.
+    """Each sketch's join prefix, rarest first by document frequency.
 
-    Sketch i is ``values[offsets[i]:offsets[i + 1]]``; of its bottom-k part (n hashes), the hashes
-    estimated in at least two sketches are ordered by (estimate, hash) and the first
-    s - min_shared(n) + 1 of those s are kept (none when that is not positive).
+    Sketch i is ``values[offsets[i]:offsets[i + 1]]``, each hash's document frequency (counted
+    exactly, or a count-min estimate: never below the count) at the same place of ``frequency``;
+    of its bottom-k part (n hashes), the hashes in at least two sketches are ordered by
+    (frequency, hash) and the first s - min_shared(n) + 1 of those s are kept (none when that is
+    not positive).
 
     Each row also gets the positions in its sketch of the prefix hashes before its own (bit p:
-    the sketch's hash p), those whose posting is never capped (estimate at most ``max_posting``,
-    or any when it is 0): two documents meet first at the first prefix hash they share, and a
-    later posting need not score them again (:func:`shingling.fast.postings.met_before`). -1
-    where the bottom-k part is longer than 63 (no positions kept: the pair is scored in every
-    posting the two share).
+    the sketch's hash p), those whose posting is never capped (frequency at most
+    ``max_posting``, or any when it is 0): two documents meet first at the first prefix hash they
+    share, and a later posting need not score them again
+    (:func:`shingling.fast.postings.met_before`). -1 where the bottom-k part is longer than 63 (no
+    positions kept: the pair is scored in every posting the two share).
 
     Returns:
         (row, hash, earlier) per prefix row, rows ascending.
@@ -257,9 +264,9 @@ def _select_prefixes(
         need = min_shared(end - start, threshold)
         s = 0
         for j in range(start, end):
-            e = estimate(values[j], counts, multipliers)
+            e = frequency[j]
             if e >= 2:
-                # insertion into the run est/held, kept sorted by (estimate, hash): at most k
+                # insertion into the run est/held, kept sorted by (frequency, hash): at most k
                 x = s
                 while x > 0 and (est[x - 1] > e or (est[x - 1] == e and held[x - 1] > values[j])):
                     est[x] = est[x - 1]
@@ -283,4 +290,5 @@ def _select_prefixes(
 
 count_hashes = Compiled(_count_hashes)
 estimate_hashes = Compiled(_estimate_hashes)
+estimate_bottom = Compiled(_estimate_bottom)
 select_prefixes = Compiled(_select_prefixes)

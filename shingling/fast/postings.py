@@ -29,7 +29,7 @@ from numba import njit
 from shingling import pairs
 from shingling.fast.compiled import U64, Compiled, grown
 from shingling.fast.estimators import may_reach, min_shared, score_pair, score_rows
-from shingling.fast.frequency import FrequencySketch
+from shingling.fast.frequency import FrequencySketch, select_prefixes
 from shingling.schema import (
     DOC_A,
     DOC_B,
@@ -45,6 +45,8 @@ from shingling.schema import (
 )
 
 STAR = "star"  # the column that marks a capped posting's star pairs
+# each sketch hash's exact document frequency, aligned with the sketch (the lazy plan's join order)
+FREQUENCY = "frequency"
 
 #: The relation codes of the kernel, as the pair table spells them (0: none, a null).
 RELATIONS = pa.array(pairs.RELATIONS, type=pa.string())
@@ -74,17 +76,20 @@ def output_schema(id_type: pa.DataType) -> pa.Schema:
 
 def prefix_rows(
     batch: pa.RecordBatch,
-    frequencies: FrequencySketch,
+    frequencies: FrequencySketch | None,
     *,
     k: int,
     threshold: float,
     max_posting: int = 0,
 ) -> pa.RecordBatch:
     """Documents (doc_id, sketch, ...) -> their prefix rows: (hash, doc_id, sketch, ..., earlier),
-    one per hash of each sketch's join prefix (:meth:`FrequencySketch.select_prefixes`), carrying
-    the document's columns, the sketch packed (:func:`pack`), and ``earlier``: the positions of the
-    prefix hashes before this one, by which a pair is scored in the posting of the first prefix
-    hash it shares only (:func:`score_table`). A document whose prefix is empty has no row.
+    one per hash of each sketch's join prefix (:func:`shingling.fast.frequency.select_prefixes`,
+    ordered by ``frequencies``' estimates, or, with None, by the exact document frequencies the
+    batch carries in a :data:`FREQUENCY` column aligned with its sketches, which is not passed
+    on), carrying the document's columns, the sketch packed (:func:`pack`), and ``earlier``: the
+    positions of the prefix hashes before this one, by which a pair is scored in the posting of
+    the first prefix hash it shares only (:func:`score_table`). A document whose prefix is empty
+    has no row.
 
     >>> f = FrequencySketch(width=256)
     >>> docs = pa.record_batch({"doc_id": ["a", "b", "c"], "sketch": [[1, 2], [1, 2], [3, 4]]})
@@ -94,11 +99,19 @@ def prefix_rows(
     {'hash': [1, 1], 'doc_id': ['a', 'b'], 'earlier': [0, 0]}
     >>> sketch_arrays(rows.column("sketch"))
     (array([0, 2, 4]), array([1, 2, 1, 2]))
+    >>> counted = docs.append_column(FREQUENCY, pa.array([[2, 2], [2, 2], [1, 1]]))
+    >>> prefix_rows(counted, None, k=20, threshold=0.6).equals(rows)
+    True
     """
     offsets, values = sketch_arrays(batch.column(SKETCH))
-    rows, hashes, earlier = frequencies.select_prefixes(
-        offsets, values, k=k, threshold=threshold, max_posting=max_posting
-    )
+    if frequencies is None:
+        counted_at, frequency = sketch_arrays(batch.column(FREQUENCY))
+        if not np.array_equal(counted_at, offsets):
+            raise ValueError("each sketch needs one frequency per hash")
+        batch = batch.drop_columns([FREQUENCY])
+    else:
+        frequency = frequencies.estimates(offsets, values, k=k)
+    rows, hashes, earlier = select_prefixes(offsets, values, frequency, k, threshold, max_posting)
     taken = batch.take(pa.array(rows))
     columns = [
         pack(c) if name == SKETCH else c

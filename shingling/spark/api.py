@@ -107,23 +107,29 @@ def near_duplicates(
     """(id, text) -> the pair table (docs/output.md): every pair of documents whose Jaccard
     reaches ``threshold`` (default 0.5), exact unless ``verify=False``.
 
-    The ids come back as ``doc_a`` < ``doc_b``. Unlike MLlib's ``approxSimilarityJoin``, this call
-    is eager: before it returns, it sketches the whole input (persisted; the bulk of the call's
-    cost, about the job's sketching step) and runs the small jobs that complete the plan (the
-    count of exact copies, the frequency sketch that orders the join and, when verifying, the
-    candidates' id bitmap, broadcast); the pair search itself runs when rows are asked for. It
-    shuffles with the session's ``spark.sql.shuffle.partitions`` (200 by default: on a laptop,
-    2 to 4 times the cores is faster; ``conf/spark-local.conf`` and docs/cluster.md give sizes).
-    Pass ``cache=Cache()`` and call ``cache.release()`` once done with the result to free what it
-    persisted (nothing else of the session's cache is touched).
+    The ids come back as ``doc_a`` < ``doc_b``. Like MLlib's ``approxSimilarityJoin``, the call
+    is lazy: it builds a plan and runs no Spark job; the work is done when rows are asked for
+    (``show``, ``count``, ``write``), and again at each action unless you ``persist`` the
+    result. The plan is the job's pair stage with nothing computed ahead of it: the prefixes
+    are ordered by each hash's exact document frequency, counted within the plan (two shuffles
+    of the sketches' hashes, where the job broadcasts a count-min table it builds first), and
+    the texts to verify are chosen by a semi-join with the candidates' ids; the pairs are the
+    job's. It shuffles with the session's ``spark.sql.shuffle.partitions`` (200 by default: on
+    a laptop, 2 to 4 times the cores is faster; ``conf/spark-local.conf`` and docs/cluster.md
+    give sizes) and relies on adaptive query execution (on by default) to broadcast the small
+    sides of its joins. The sketches and the candidates are persisted when first computed: pass
+    ``cache=Cache()`` and call ``cache.release()`` once done with the result to free them
+    (nothing else of the session's cache is touched).
     """
     cache = cache if cache is not None else Cache()
     cfg = Settings(threshold, verify, candidate_margin, width, k, unit).resolved()
     corpus = df.select(F.col(id_col).alias(DOC_ID), F.col(text_col).alias(TEXT))
-    # read by the grouping, the frequency sketch and the join: sketched once
+    # read by the grouping, the join and the expansion: sketched once, when first computed
     documents = cache.persist(_sketched(corpus, cfg))
     verification = Verification.configured(cfg, corpus)
-    return documents.transform(configured_pairs, cfg, verify=verification, cache=cache)
+    return documents.transform(
+        configured_pairs, cfg, verify=verification, cache=cache, planned=True
+    )
 
 
 def deduplicate(

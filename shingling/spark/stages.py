@@ -183,14 +183,28 @@ class Verification:
         containment_threshold: float | None = None,
         documents: int = 0,
         cache: Cache | None = None,
+        planned: bool = False,
     ) -> DataFrame:
         """Candidates -> the pairs whose exact scores pass (:func:`shingling.spark.verify.verify_candidates`).
 
         A Spark job runs here: the candidates are persisted (in ``cache``) and their ids gathered
         into a bitmap (:func:`candidate_id_bitmap`, sized for a corpus of ``documents``) that is
-        broadcast to filter the texts.
+        broadcast to filter the texts. ``planned``: no job; the texts are kept by a semi-join
+        with the candidates' ids within the plan.
         """
         candidates = (cache or Cache()).persist(candidates)
+        if planned:
+            ids = candidates.select(F.explode(F.array(DOC_A, DOC_B)).alias(DOC_ID)).distinct()
+            return verify_candidates(
+                candidates,
+                self.texts,
+                width=self.width,
+                unit=self.unit,
+                threshold=threshold,
+                containment_threshold=containment_threshold,
+                metrics=self.metrics,
+                wanted=ids,
+            )
         bits = id_bitmap_bits(documents)
         shared = candidates.sparkSession.sparkContext.broadcast(
             candidate_id_bitmap(candidates, bits=bits)
@@ -263,6 +277,7 @@ def near_duplicate_pairs(
     metrics: PairMetrics | None = None,
     verify: Verification | None = None,
     cache: Cache | None = None,
+    planned: bool = False,
 ) -> DataFrame:
     """documents table -> pair table: every pair whose Jaccard reaches ``threshold``, and (with
     ``containment_threshold``, for mod-m sketches) every pair where one document's containment in
@@ -281,8 +296,26 @@ def near_duplicate_pairs(
     computed. Spark jobs run here, before the plan is returned: the copy groups are counted, the
     frequency sketch is built, the verification's candidate bitmap too. What they persist is
     recorded in ``cache``: release it once the result is written.
+
+    ``planned``: no Spark job runs here (the DataFrame API's lazy plan); the copy groups are
+    joined as Spark's adaptive execution chooses, the prefixes ordered by exact frequencies
+    counted within the plan (:func:`shingling.spark.transforms.with_frequencies`) and the texts
+    chosen by a semi-join; the same pairs, at the cost of two more shuffles of the sketch hashes.
+    Not with mod-m sketches (``containment_threshold``).
     """
     cache = cache if cache is not None else Cache()
+    if planned:
+        if containment_threshold is not None:
+            raise ValueError("a planned pair stage takes bottom-k sketches only")
+        return _planned_pairs(
+            documents,
+            threshold=threshold,
+            k=k,
+            max_exact_group=max_exact_group,
+            max_posting=max_posting,
+            verify=verify,
+            cache=cache,
+        )
     # the groups of copies are few (one row each): found by a narrow aggregate and broadcast to
     # the documents where they are, rather than shuffling every sketch to a window (2.5 s of the
     # pair stage at 1M documents); a corpus of more copies than BROADCAST_GROUPS groups is joined
@@ -355,6 +388,34 @@ def near_duplicate_pairs(
     return expand_groups(rep_pairs, grouped, max_exact_group=max_exact_group, k=k)
 
 
+def _planned_pairs(
+    documents: DataFrame,
+    *,
+    threshold: float,
+    k: int,
+    max_exact_group: int,
+    max_posting: int,
+    verify: Verification | None,
+    cache: Cache,
+) -> DataFrame:
+    """:func:`near_duplicate_pairs` as one plan, nothing run (``planned``)."""
+    sketched_docs = sketched_only(documents)
+    grouped = cache.persist(exact_groups(sketched_docs, copy_groups(sketched_docs)))
+    reps = representatives(grouped)
+    cap = max_posting or None
+    wanted = threshold if verify is None else verify.candidate(threshold)
+    scored = scored_prefix_pairs(
+        prefix_rows(reps, threshold=wanted, k=k, frequencies=None, max_posting=cap),
+        k=k,
+        threshold=wanted,
+        max_posting=cap,
+    )
+    rep_pairs = scored.where(F.col(RELATION).isNotNull()).dropDuplicates([DOC_A, DOC_B])
+    if verify is not None:
+        rep_pairs = verify.decide(rep_pairs, threshold=threshold, cache=cache, planned=True)
+    return expand_groups(rep_pairs, grouped, max_exact_group=max_exact_group, k=k)
+
+
 def configured_pairs(
     documents: DataFrame,
     cfg: Config,
@@ -363,10 +424,11 @@ def configured_pairs(
     cache: Cache,
     sketched: int | None = None,
     metrics: PairMetrics | None = None,
+    planned: bool = False,
 ) -> DataFrame:
     """:func:`near_duplicate_pairs` with the settings of ``cfg`` (``[pairs]``, ``sketch.k``, and
     the containment threshold when the sketches are mod-m samples): the pair stage of the job and
-    of ``shingling.spark.api.near_duplicates``."""
+    (``planned``) of ``shingling.spark.api.near_duplicates``."""
     return near_duplicate_pairs(
         documents,
         threshold=cfg.pairs.threshold,
@@ -379,4 +441,5 @@ def configured_pairs(
         metrics=metrics,
         verify=verify,
         cache=cache,
+        planned=planned,
     )

@@ -22,6 +22,7 @@ from pyspark.sql.types import BinaryType, LongType, StructField, StructType
 
 from shingling.fast.frequency import FrequencySketch
 from shingling.fast.postings import (
+    FREQUENCY,
     SKETCH_A,
     SKETCH_B,
     STAR,
@@ -239,7 +240,7 @@ def prefix_rows(
     *,
     threshold: float,
     k: int,
-    frequencies: SharedFrequencies,
+    frequencies: SharedFrequencies | None,
     max_posting: int | None = None,
 ) -> DataFrame:
     """(doc_id, sketch, ...) -> (hash, doc_id, sketch, ...): the part of each sketch's prefix that
@@ -255,25 +256,57 @@ def prefix_rows(
     others. Most documents of a corpus have no near-duplicate; their prefixes are empty.
 
     Each task selects the prefixes of its own documents (no shuffle): ``frequencies`` goes to the
-    tasks as a broadcast.
+    tasks as a broadcast. With None, the order is by exact document frequencies counted within
+    the plan (:func:`with_frequencies`, two shuffles of the sketches' hashes): nothing needs to
+    run before the plan is built.
     """
-    shared, width, depth = frequencies.table, frequencies.width, frequencies.depth
+    source = reps if frequencies is not None else with_frequencies(reps, k=k)
     # the sketch packed into one binary value (shingling.fast.postings.pack): Spark copies it whole
     # where an array costs a write per element at each Arrow conversion
     fields = [
         StructField(f.name, BinaryType(), f.nullable) if f.name == SKETCH else f
-        for f in reps.schema.fields
+        for f in source.schema.fields
+        if f.name != FREQUENCY
     ]
     schema = StructType(
         [StructField(HASH, LongType(), False), *fields, StructField(EARLIER, LongType(), False)]
     )
+    shared = frequencies
 
     def select(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        table = FrequencySketch.from_bytes(shared.value, width, depth)
+        table = None
+        if shared is not None:
+            table = FrequencySketch.from_bytes(shared.table.value, shared.width, shared.depth)
         for batch in batches:
             yield prefix_batch(batch, table, k=k, threshold=threshold, max_posting=max_posting or 0)
 
-    return reps.mapInArrow(select, schema)
+    return source.mapInArrow(select, schema)
+
+
+def with_frequencies(reps: DataFrame, *, k: int) -> DataFrame:
+    """(doc_id, n_shingles, sketch) of bottom-k sketches -> the same and ``frequency``: the number
+    of sketches holding each of its hashes, aligned with it.
+
+    Counted by a window over the hashes (one shuffle of every sketch hash, by hash), then each
+    document's hashes brought back together in their order (a shuffle by document): the exact
+    counts of the broadcast count-min table's estimates, and no Spark job before the plan runs.
+    """
+    position = "position"
+    hashes = reps.select(
+        DOC_ID, N_SHINGLES, F.posexplode(F.slice(SKETCH, 1, k)).alias(position, HASH)
+    )
+    counted = hashes.withColumn(FREQUENCY, F.count(F.lit(1)).over(Window.partitionBy(HASH)))
+    parts = F.sort_array(F.collect_list(F.struct(position, HASH, FREQUENCY)))
+    return (
+        counted.groupBy(DOC_ID, N_SHINGLES)
+        .agg(parts.alias("parts"))
+        .select(
+            DOC_ID,
+            N_SHINGLES,
+            F.col(f"parts.{HASH}").alias(SKETCH),
+            F.col(f"parts.{FREQUENCY}").alias(FREQUENCY),
+        )
+    )
 
 
 def containment_candidates(

@@ -164,6 +164,7 @@ def verify_candidates(
     metrics: VerifyMetrics | None = None,
     bitmap: Broadcast[bytes] | None = None,
     bits: int = 0,
+    wanted: DataFrame | None = None,
 ) -> DataFrame:
     """Candidate pairs (the pair table's columns, scored from the sketches) + (doc_id, text) ->
     the pairs whose **exact** scores pass, with ``jaccard`` and the containments exact and
@@ -176,7 +177,8 @@ def verify_candidates(
     computes every pair's exact overlap (:func:`shingling.fast.exact.overlap_batch`, compiled). Batches
     are bounded in bytes by ``spark.sql.execution.arrow.maxBytesPerBatch``, so two very long texts
     travel alone. A candidate whose text is missing fails the job (:class:`MissingTextError`):
-    a pair is never written unverified.
+    a pair is never written unverified. ``wanted`` (doc_id), instead of a bitmap: the ids whose
+    texts to keep, by a semi-join within the plan (Spark broadcasts it when it is small).
 
     Building the plan runs nothing; the caller persists ``candidates`` when they are also read to
     build the bitmap (:meth:`shingling.spark.stages.Verification.decide`).
@@ -190,6 +192,8 @@ def verify_candidates(
     needed = texts.select(DOC_ID, TEXT)
     if bitmap is not None:  # filtered where they are read
         needed = needed.where(in_bitmap(bitmap, bits)(F.col(DOC_ID)))
+    if wanted is not None:
+        needed = needed.join(wanted.select(DOC_ID), DOC_ID, "left_semi")
     # shuffled once by id: both joins below read that shuffle
     needed = needed.repartition(DOC_ID)
     # texts are never broadcast (a left join may only broadcast its right side, here the texts,

@@ -7,12 +7,14 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 from pyspark.sql import SparkSession
+from test_stages import jobs_while
 from testdata import SAMPLE_CORPUS
 
 import shingling.spark.jobs.dedup as dedup_job
 import shingling.spark.jobs.near_duplicates as job
 from shingling.errors import ConfigError, ExitCode
 from shingling.spark import (
+    Cache,
     clusters,
     components,
     deduplicate,
@@ -51,6 +53,19 @@ def test_the_api_gives_the_pair_table_of_the_job(
     assert got.columns == expected.columns
     assert rows(got) == rows(expected) and rows(got)
     spark.catalog.clearCache()
+
+
+def test_the_api_returns_a_plan_and_runs_no_spark_job_until_rows_are_asked_for(
+    spark: SparkSession, corpus: Path
+) -> None:
+    df = spark.read.parquet(str(corpus))
+    cache = Cache()
+    got, started = jobs_while(
+        spark, lambda: near_duplicates(df, id_col="url", text_col="body", cache=cache)
+    )
+    assert started == []
+    assert got.count() > 0  # the plan is whole: it runs when asked
+    cache.release()
 
 
 def test_sketches_are_the_documents_table(spark: SparkSession, corpus: Path) -> None:

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections import Counter
+
+import numpy as np
 import pytest
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
@@ -11,6 +14,7 @@ from testdata import sample_corpus
 
 from shingling.estimators import jaccard, matches
 from shingling.fast.frequency import FrequencySketch
+from shingling.fast.postings import FREQUENCY
 from shingling.schema import (
     A_IN_B,
     B_IN_A,
@@ -57,6 +61,7 @@ from shingling.spark.transforms import (
     sketch_documents,
     sketched_only,
     skip_repeated_ids,
+    with_frequencies,
 )
 
 K = 20
@@ -354,3 +359,32 @@ def test_a_capped_run_scores_its_star_pairs_and_counts_them(spark: SparkSession)
     full = {(r[DOC_A], r[DOC_B]) for r in uncapped.collect()}
     assert {(r[DOC_A], r[DOC_B]) for r in got} <= full
     assert len(got) >= 10
+
+
+def test_with_frequencies_counts_the_sketches_holding_each_hash(
+    spark: SparkSession, sample_reps: DataFrame
+) -> None:
+    sketches = {r[DOC_ID]: list(r[SKETCH]) for r in sample_reps.collect()}
+    counts = Counter(h for s in sketches.values() for h in s)
+    assert max(counts.values()) > 2  # hashes shared by several sketches
+    got = sample_reps.transform(with_frequencies, k=K).collect()
+    assert {r[DOC_ID]: list(r[SKETCH]) for r in got} == sketches  # each in its order
+    for r in got:
+        assert list(r[FREQUENCY]) == [counts[h] for h in r[SKETCH]]
+
+
+@pytest.mark.parametrize("threshold", [0.3, 0.8])
+def test_prefix_rows_by_counted_frequencies_are_those_of_an_exact_table(
+    spark: SparkSession, sample_reps: DataFrame, threshold: float
+) -> None:
+    # a table wide enough that every estimate is the count (checked): both orders are one
+    table = hash_frequencies(sample_reps, k=K, sketch=FrequencySketch(1 << 22))
+    counts = Counter(h for r in sample_reps.collect() for h in r[SKETCH])
+    hashes = np.array(sorted(counts), dtype=np.int64)
+    assert table.estimate(hashes).tolist() == [counts[h] for h in hashes.tolist()]
+    counted = prefix_rows(sample_reps, threshold=threshold, k=K, frequencies=None)
+    estimated = prefix_rows(
+        sample_reps, threshold=threshold, k=K, frequencies=share_frequencies(spark, table)
+    )
+    assert counted.count() > 0
+    assertDataFrameEqual(counted, estimated)

@@ -37,11 +37,12 @@ BIN = REPO / ".venv" / "bin"
 PROPERTIES = REPO / "conf" / "spark-local.conf"
 ZIP = REPO / "dist" / "shingling.zip"
 SAMPLE = REPO / "data" / "sample" / "corpus.parquet"
-RUNNERS = ("scan", "pipeline", "estimate", "dedup", "mllib", "datasketch")
+RUNNERS = ("scan", "pipeline", "estimate", "dedup", "api", "mllib", "datasketch")
 LABELS = {
     "scan": "scan floor (Spark: read, sum lengths)",
     "pipeline": "shingling (defaults: every pair verified, exact Jaccard)",
     "estimate": "shingling estimate-only (pairs.verify=false)",
+    "api": "shingling.spark.near_duplicates (lazy plan, written)",
     "dedup": "shingling dedup of the pipeline run (jobs/dedup.py)",
     "mllib": "Spark MLlib MinHashLSH (5 tables)",
     "datasketch": "datasketch MinHashLSH (128 perm, 1 process)",
@@ -182,13 +183,13 @@ def run_one(name: str, corpus: Corpus, out: Path, args: argparse.Namespace) -> R
             False,
         )
         pairs = None
-    elif name == "mllib":
-        pairs = out / "mllib-pairs"
+    elif name in ("api", "mllib"):
+        script, pairs, peer = {
+            "api": ("bench/peers/api_plan.py", out / "api-pairs", True),
+            "mllib": ("bench/peers/mllib_minhash.py", out / "mllib-pairs", True),
+        }[name]
         cmd = spark_submit(
-            "bench/peers/mllib_minhash.py",
-            ["--input", str(corpus.path), "--output", str(pairs)],
-            args.driver_memory,
-            True,
+            script, ["--input", str(corpus.path), "--output", str(pairs)], args.driver_memory, peer
         )
     elif name == "datasketch":
         if corpus.meta["documents"] > args.datasketch_max_docs:
@@ -401,7 +402,8 @@ def describe_corpus(corpus: Corpus) -> str:
         f"Corpus: {m['documents']:,} documents, {m['text_bytes'] / 1e6:.1f} MB of text "
         f"(mean {m['mean_doc_bytes']:.0f} bytes), seed {m['spec']['seed']}, "
         f"{'skewed' if m['spec']['skew'] else 'clean'}"
-        f"{', the pair-denser recipe' if m['spec'].get('dense') else ''}: {m['families']:,} "
+        f"{', the pair-denser recipe' if m['spec'].get('dense') else ''}"
+        f"{', the hostile recipe' if m['spec'].get('hostile') else ''}: {m['families']:,} "
         f"families of {m['family_documents'] // max(m['families'], 1)} "
         f"({m['planted_pairs']:,} planted pairs), {m['hot_page_copies']:,} copies of one page, "
         f"{m['boilerplate_documents']:,} documents sharing a boilerplate paragraph "
@@ -434,7 +436,11 @@ def warm_up(args: argparse.Namespace) -> None:
 def bench(args: argparse.Namespace) -> int:
     """Every selected runner on one corpus, then the table."""
     before = machine()
-    corpus = build(CorpusSpec(docs=args.docs, seed=args.seed, skew=args.skew, dense=args.dense))
+    corpus = build(
+        CorpusSpec(
+            docs=args.docs, seed=args.seed, skew=args.skew, dense=args.dense, hostile=args.hostile
+        )
+    )
     out = WORK / "runs" / corpus.path.parent.name
     if {"pipeline", "estimate"} & set(args.only):
         warm_up(args)
@@ -566,6 +572,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         action="store_true",
         help="the pair-denser recipe: a fifth of the documents in pairs spread over J 0.3 to 1.0, "
         "boilerplate in 3%% (bench/corpus.py)",
+    )
+    parser.add_argument(
+        "--hostile",
+        action="store_true",
+        help="the recipe built to hurt: reused paragraphs, boilerplate blocks around "
+        "pairs.max_posting, a template in 10%%, 1%% in families of thousands (bench/corpus.py)",
     )
     parser.add_argument(
         "--only",

@@ -71,6 +71,19 @@ EXCERPT_FAMILY_SHARE = 0.125  # families whose variants are excerpts of a long s
 DENSE_FAMILY_SHARE = 0.10
 DENSE_BOILERPLATE_SHARE = 0.03
 DENSE_JACCARD = (0.3, 1.0)
+# The recipe built to hurt (``--hostile``, issue 37): documents composed from a fixed pool of reused
+# paragraphs (so the postings of their hashes grow with the corpus, as reused text does in real
+# collections), boilerplate blocks each shared by a few thousand documents (just under and just
+# over pairs.max_posting, 2000), a template around a tenth of the documents, and 1% of the
+# documents in families of thousands of near copies.
+HOSTILE_PARAGRAPHS = 5_000  # the reused paragraphs, whatever the corpus size
+HOSTILE_REUSED = 0.5  # the chance that a paragraph of a document is a reused one
+HOSTILE_BLOCKS = (1_900, 2_100, 3_000, 5_000)  # documents sharing each boilerplate block
+HOSTILE_TEMPLATE_SHARE = 0.10
+HOSTILE_FAMILY_SHARE = 0.01
+HOSTILE_FAMILY_SIZE = 2_500
+HOSTILE_FAMILY_RATES = (0.002, 0.005, 0.01, 0.02)  # word substitution rates of the near copies
+HOSTILE_PLANTED = 20_000  # family pairs listed in planted.parquet (a sample: there are millions)
 WORD_EDITS = ("substitute", "insert", "delete", "mixed")
 VARIANT_KINDS = (*WORD_EDITS, "reorder_paragraphs", "reorder_sentences", "exact")
 #: Word edit rates: a substitution rate r leaves a Jaccard of about (1-r)^4 / (2 - (1-r)^4),
@@ -93,11 +106,13 @@ class CorpusSpec:
     seed: int = 42
     skew: bool = True
     dense: bool = False  # the pair-denser recipe (see DENSE_FAMILY_SHARE)
+    hostile: bool = False  # the recipe built to hurt (see HOSTILE_PARAGRAPHS)
 
     @property
     def key(self) -> str:
         kind = "skew" if self.skew else "clean"
-        return f"corpus-v{VERSION}-n{self.docs}-s{self.seed}-{kind}{'-dense' if self.dense else ''}"
+        recipe = "-dense" if self.dense else "-hostile" if self.hostile else ""
+        return f"corpus-v{VERSION}-n{self.docs}-s{self.seed}-{kind}{recipe}"
 
     @property
     def files(self) -> int:
@@ -288,6 +303,27 @@ def with_paragraph(text: str, paragraph: str, rng: np.random.Generator) -> str:
     return "\n\n".join([*parts[:at], paragraph, *parts[at:]])
 
 
+def corpus_table(texts: list[str], doc_id: np.ndarray) -> pa.Table:
+    """(doc_id, text) in doc_id order, the text of slot i under ``doc_id[i]``."""
+    order = np.argsort(doc_id)
+    text_array = pa.array(texts, type=pa.large_string()).take(pa.array(order))
+    return pa.table({"doc_id": pa.array(doc_id[order]), "text": text_array.cast(pa.string())})
+
+
+def described(spec: CorpusSpec, pool: list[str], texts: list[str]) -> dict:
+    """What every corpus's meta.json says first: its spec, pool and size."""
+    lengths = np.array([len(t.encode("utf-8")) for t in texts])
+    return {
+        "spec": asdict(spec),
+        "version": VERSION,
+        "pool_sentences": len(pool),
+        "pool_digest": pool_digest(pool),
+        "documents": len(texts),
+        "text_bytes": int(lengths.sum()),
+        "mean_doc_bytes": round(float(lengths.mean()), 1),
+    }
+
+
 def generate(
     spec: CorpusSpec, pool: list[str], *, skew_seed: int | None = None
 ) -> tuple[pa.Table, pa.Table, dict]:
@@ -367,9 +403,7 @@ def generate(
 
     # Ids are a random permutation of the slots, so the members of a family lie far apart.
     doc_id = np.random.default_rng([spec.seed, 4]).permutation(n).astype(np.int64)
-    order = np.argsort(doc_id)
-    text_array = pa.array(texts, type=pa.large_string()).take(pa.array(order))
-    corpus = pa.table({"doc_id": pa.array(doc_id[order]), "text": text_array.cast(pa.string())})
+    corpus = corpus_table(texts, doc_id)
     a = doc_id[[p[0] for p in pair_slots]] if pair_slots else np.zeros(0, np.int64)
     b = doc_id[[p[1] for p in pair_slots]] if pair_slots else np.zeros(0, np.int64)
     planted = pa.table(
@@ -380,15 +414,8 @@ def generate(
             "family": pa.array([p[3] for p in pair_slots], type=pa.int64()),
         }
     )
-    lengths = np.array([len(t.encode("utf-8")) for t in texts])
     meta = {
-        "spec": asdict(spec),
-        "version": VERSION,
-        "pool_sentences": len(pool),
-        "pool_digest": pool_digest(pool),
-        "documents": n,
-        "text_bytes": int(lengths.sum()),
-        "mean_doc_bytes": round(float(lengths.mean()), 1),
+        **described(spec, pool, texts),
         "families": n_families,
         "family_documents": (2 if spec.dense else 3) * n_families,
         "variant_kinds": variant_kinds,
@@ -398,6 +425,83 @@ def generate(
         "hot_page_ids_min": int(doc_id[hot_slots].min()) if n_hot else None,
         "boilerplate_documents": n_boiler,
         "boilerplate": boilerplate,
+    }
+    return corpus, planted, meta
+
+
+def generate_hostile(
+    spec: CorpusSpec, pool: list[str], *, skew_seed: int | None = None
+) -> tuple[pa.Table, pa.Table, dict]:
+    """The recipe built to hurt (:data:`HOSTILE_PARAGRAPHS` and what follows it), as
+    :func:`generate` returns a corpus: the corpus, the planted pairs (a sample of the families'
+    pairs, :data:`HOSTILE_PLANTED`) and what was made. ``skew_seed`` chooses the reused paragraphs,
+    the blocks and the template, which the shards of a large corpus share."""
+    n = spec.docs
+    shared = Generator(pool, spec.seed if skew_seed is None else skew_seed)
+    reused = [" ".join(p) for _ in range(HOSTILE_PARAGRAPHS) for p in shared.base()[:1]]
+    blocks = [" ".join(s for p in shared.base()[:2] for s in p) for _ in HOSTILE_BLOCKS]
+    header, footer = (" ".join(shared.base()[0]) for _ in range(2))
+    gen = Generator(pool, spec.seed)
+    rng = np.random.default_rng([spec.seed, 7])
+
+    def document() -> str:
+        paragraphs = []
+        for p in gen.base():
+            take = rng.random() < HOSTILE_REUSED
+            paragraphs.append(reused[int(rng.integers(len(reused)))] if take else " ".join(p))
+        return "\n\n".join(paragraphs)
+
+    n_family_docs = int(n * HOSTILE_FAMILY_SHARE)
+    sizes = [HOSTILE_FAMILY_SIZE] * (n_family_docs // HOSTILE_FAMILY_SIZE)
+    if n_family_docs % HOSTILE_FAMILY_SIZE >= 2:
+        sizes.append(n_family_docs % HOSTILE_FAMILY_SIZE)
+    texts: list[str] = []
+    families: list[tuple[int, int]] = []  # (first slot, size)
+    for size in sizes:
+        source = gen.base()
+        families.append((len(texts), size))
+        rates = rng.choice(HOSTILE_FAMILY_RATES, size=size - 1)
+        texts.append(render(source))
+        texts.extend(gen.variant(source, "substitute", float(r)) for r in rates)
+    texts.extend(document() for _ in range(n - len(texts)))
+    slots = np.arange(n)
+    for block, count in zip(blocks, HOSTILE_BLOCKS, strict=True):
+        for slot in rng.choice(slots, size=min(count, n), replace=False):
+            texts[slot] = with_paragraph(texts[slot], block, rng)
+    templated = rng.choice(slots, size=int(n * HOSTILE_TEMPLATE_SHARE), replace=False)
+    for slot in templated:
+        texts[slot] = f"{header}\n\n{texts[slot]}\n\n{footer}"
+    doc_id = np.random.default_rng([spec.seed, 4]).permutation(n).astype(np.int64)
+    found: dict[tuple[int, int], int] = {}
+    for family, (first, size) in enumerate(families):
+        want = min(HOSTILE_PLANTED // max(1, len(families)), size * (size - 1) // 2)
+        for x, y in rng.integers(first, first + size, size=(want, 2)).tolist():
+            a, b = sorted((int(doc_id[x]), int(doc_id[y])))
+            if a != b:
+                found.setdefault((a, b), family)
+    corpus = corpus_table(texts, doc_id)
+    planted = pa.table(
+        {
+            "doc_a": pa.array([a for a, _ in found], type=pa.int64()),
+            "doc_b": pa.array([b for _, b in found], type=pa.int64()),
+            "relation": pa.array(["near_copy~near_copy"] * len(found), type=pa.string()),
+            "family": pa.array(list(found.values()), type=pa.int64()),
+        }
+    )
+    meta = {
+        **described(spec, pool, texts),
+        "families": len(families),
+        "family_documents": int(sum(sizes)),
+        "variant_kinds": {"substitute": int(sum(sizes)) - len(families)},
+        "planted_pairs": planted.num_rows,
+        "boilerplate_pairs": 0,
+        "hot_page_copies": 0,
+        "hot_page_ids_min": None,
+        "boilerplate_documents": int(sum(min(c, n) for c in HOSTILE_BLOCKS)),
+        "boilerplate": blocks[0],
+        "reused_paragraphs": HOSTILE_PARAGRAPHS,
+        "boilerplate_blocks": list(HOSTILE_BLOCKS),
+        "templated_documents": len(templated),
     }
     return corpus, planted, meta
 
@@ -432,7 +536,8 @@ def build(spec: CorpusSpec, work: Path = WORK) -> Corpus:
     if not (target / "meta.json").exists():
         started = time.monotonic()
         if spec.docs <= SHARD_DOCS:
-            corpus, planted, meta = generate(spec, load_pool(work))
+            make = generate_hostile if spec.hostile else generate
+            corpus, planted, meta = make(spec, load_pool(work))
             meta["generate_seconds"] = round(time.monotonic() - started, 1)
             write(corpus, planted, meta, target, spec.files)
         else:
@@ -453,8 +558,15 @@ def build_sharded(spec: CorpusSpec, pool: list[str], target: Path, started: floa
     total: dict = {}
     for i in range(shards):
         docs = min(SHARD_DOCS, spec.docs - i * SHARD_DOCS)
-        shard = CorpusSpec(docs=docs, seed=spec.seed * 1000 + i, skew=spec.skew, dense=spec.dense)
-        corpus, planted, meta = generate(shard, pool, skew_seed=spec.seed)
+        shard = CorpusSpec(
+            docs=docs,
+            seed=spec.seed * 1000 + i,
+            skew=spec.skew,
+            dense=spec.dense,
+            hostile=spec.hostile,
+        )
+        make = generate_hostile if spec.hostile else generate
+        corpus, planted, meta = make(shard, pool, skew_seed=spec.seed)
         offset = i * SHARD_DOCS
         corpus = corpus.set_column(0, "doc_id", pc.add(corpus.column("doc_id"), offset))
         for name in ("doc_a", "doc_b"):
@@ -510,8 +622,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=42)
     parser.add_argument("--skew", action=argparse.BooleanOptionalAction, default=True)
     parser.add_argument("--dense", action="store_true", help="the pair-denser recipe")
+    parser.add_argument("--hostile", action="store_true", help="the recipe built to hurt")
     args = parser.parse_args(argv)
-    corpus = build(CorpusSpec(docs=args.docs, seed=args.seed, skew=args.skew, dense=args.dense))
+    corpus = build(
+        CorpusSpec(
+            docs=args.docs, seed=args.seed, skew=args.skew, dense=args.dense, hostile=args.hostile
+        )
+    )
     print(corpus.path)
     print(json.dumps({k: v for k, v in corpus.meta.items() if k != "boilerplate"}, indent=2))
     return 0

@@ -84,7 +84,10 @@ def scaling(args: argparse.Namespace) -> int:
     warm_up(args)
     rows = []
     for docs in args.docs:
-        corpus = build(CorpusSpec(docs=docs, seed=args.seed, skew=args.skew, dense=args.dense))
+        spec = CorpusSpec(
+            docs=docs, seed=args.seed, skew=args.skew, dense=args.dense, hostile=args.hostile
+        )
+        corpus = build(spec)
         out = WORK / "runs" / corpus.path.parent.name
         scan = run_one("scan", corpus, out, args)
         pipe = (
@@ -94,6 +97,7 @@ def scaling(args: argparse.Namespace) -> int:
         rows.append((docs, corpus.text_bytes / 1e6, scan, pipe, estimate))
     m = machine()
     kind = ("skewed" if args.skew else "clean") + (", pair-denser recipe" if args.dense else "")
+    kind += ", hostile recipe" if args.hostile else ""
     markdown = "\n\n".join(
         [
             f"## Scaling: {', '.join(f'{d:,}' for d in args.docs)} documents ({kind}), "
@@ -134,6 +138,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--seed", type=int, default=42, help="corpus seed (default 42)")
     parser.add_argument("--skew", action=argparse.BooleanOptionalAction, default=True)
     parser.add_argument("--dense", action="store_true", help="the pair-denser recipe")
+    parser.add_argument("--hostile", action="store_true", help="the recipe built to hurt")
     parser.add_argument(
         "--pipeline",
         action=argparse.BooleanOptionalAction,

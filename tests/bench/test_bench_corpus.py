@@ -15,11 +15,13 @@ import bench.peers.shingle_lists
 import bench.truth
 from bench.corpus import (
     BOILERPLATE_SHARE,
+    HOSTILE_BLOCKS,
     HOT_SHARE,
     CorpusSpec,
     Generator,
     build,
     generate,
+    generate_hostile,
     prose_sentences,
 )
 from bench.truth import jaccard
@@ -182,3 +184,37 @@ def test_the_denser_recipe_spreads_its_pairs_over_jaccard_03_to_1(pool: list[str
     # spread evenly: every tenth of 0.3 to 1.0 holds some pairs, none holds most of them
     counts = np.histogram(scores, bins=7, range=(0.25, 1.0))[0]
     assert (counts > 5).all() and counts.max() < 0.3 * len(scores), counts
+
+
+def test_the_hostile_recipe_reuses_paragraphs_blocks_a_template_and_near_copy_families(
+    pool: list[str],
+) -> None:
+    spec = CorpusSpec(docs=6000, seed=5, hostile=True)
+    corpus, planted, meta = generate_hostile(spec, pool)
+    assert spec.key.endswith("-hostile") and corpus.num_rows == 6000
+    texts = corpus["text"].to_pylist()
+    paragraphs = Counter(p for t in texts for p in set(t.split("\n\n")))
+    shared = sorted(paragraphs.values(), reverse=True)
+    # each block in as many documents as its size (the template's two paragraphs in a tenth)
+    for count in HOSTILE_BLOCKS:
+        assert count in shared
+    assert shared.count(6000 // 10) >= 2
+    # the reused paragraphs: many paragraphs in a few documents each, none of the fresh ones
+    reused = [c for c in shared if 2 <= c < 100]
+    assert len(reused) > 1000
+    # one family of near copies (1% of 6,000): its planted pairs are near-duplicates, once the
+    # blocks and the template (here in more documents than the family) are left out
+    assert meta["families"] == 1 and meta["family_documents"] == 60
+    common = {p for p, c in paragraphs.items() if c >= 6000 // 10}
+
+    def content(text: str) -> str:
+        return "\n\n".join(p for p in text.split("\n\n") if p not in common)
+
+    by_id = {i: content(t) for i, t in zip(corpus["doc_id"].to_pylist(), texts, strict=True)}
+    scores = [
+        jaccard(_shingles(by_id[a]), _shingles(by_id[b]))
+        for a, b in zip(planted["doc_a"].to_pylist(), planted["doc_b"].to_pylist(), strict=True)
+    ]
+    assert len(scores) > 100 and np.median(scores) > 0.6
+    again, _, _ = generate_hostile(spec, pool)
+    assert again.equals(corpus)

@@ -103,6 +103,7 @@ def near_duplicates(
     k: int | None = None,
     unit: str | None = None,
     cache: Cache | None = None,
+    lazy: bool = True,
 ) -> DataFrame:
     """(id, text) -> the pair table (docs/output.md): every pair of documents whose Jaccard
     reaches ``threshold`` (default 0.5), exact unless ``verify=False``.
@@ -117,9 +118,12 @@ def near_duplicates(
     job's. It shuffles with the session's ``spark.sql.shuffle.partitions`` (200 by default: on
     a laptop, 2 to 4 times the cores is faster; ``conf/spark-local.conf`` and docs/cluster.md
     give sizes) and relies on adaptive query execution (on by default) to broadcast the small
-    sides of its joins. The sketches and the candidates are persisted when first computed: pass
-    ``cache=Cache()`` and call ``cache.release()`` once done with the result to free them
-    (nothing else of the session's cache is touched).
+    sides of its joins. At 1M documents it costs about twice the job's time (docs/performance.md);
+    ``lazy=False`` takes the job's own stages, which run their small jobs (the copy-group count,
+    the frequency table, the candidate join and its id bitmap) before the call returns, and the
+    rest when rows are asked for. The sketches and the candidates are persisted when first
+    computed: pass ``cache=Cache()`` and call ``cache.release()`` once done with the result to
+    free them (nothing else of the session's cache is touched).
     """
     cache = cache if cache is not None else Cache()
     cfg = Settings(threshold, verify, candidate_margin, width, k, unit).resolved()
@@ -128,7 +132,7 @@ def near_duplicates(
     documents = cache.persist(_sketched(corpus, cfg))
     verification = Verification.configured(cfg, corpus)
     return documents.transform(
-        configured_pairs, cfg, verify=verification, cache=cache, planned=True
+        configured_pairs, cfg, verify=verification, cache=cache, planned=lazy
     )
 
 

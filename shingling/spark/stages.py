@@ -193,22 +193,15 @@ class Verification:
         with the candidates' ids within the plan.
         """
         candidates = (cache or Cache()).persist(candidates)
+        texts_of: dict[str, Any]
         if planned:
             ids = candidates.select(F.explode(F.array(DOC_A, DOC_B)).alias(DOC_ID)).distinct()
-            return verify_candidates(
-                candidates,
-                self.texts,
-                width=self.width,
-                unit=self.unit,
-                threshold=threshold,
-                containment_threshold=containment_threshold,
-                metrics=self.metrics,
-                wanted=ids,
-            )
-        bits = id_bitmap_bits(documents)
-        shared = candidates.sparkSession.sparkContext.broadcast(
-            candidate_id_bitmap(candidates, bits=bits)
-        )
+            texts_of = {"wanted": ids}
+        else:
+            bits = id_bitmap_bits(documents)
+            bitmap = candidate_id_bitmap(candidates, bits=bits)
+            texts_of = {"bitmap": candidates.sparkSession.sparkContext.broadcast(bitmap)}
+            texts_of["bits"] = bits
         return verify_candidates(
             candidates,
             self.texts,
@@ -217,8 +210,7 @@ class Verification:
             threshold=threshold,
             containment_threshold=containment_threshold,
             metrics=self.metrics,
-            bitmap=shared,
-            bits=bits,
+            **texts_of,
         )
 
 

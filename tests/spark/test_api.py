@@ -38,9 +38,9 @@ def rows(frame) -> list[tuple]:
     return sorted(tuple(r) for r in frame.collect())
 
 
-@pytest.mark.parametrize("verify", [True, False])
+@pytest.mark.parametrize(("verify", "lazy"), [(True, True), (False, True), (True, False)])
 def test_the_api_gives_the_pair_table_of_the_job(
-    spark: SparkSession, corpus: Path, tmp_path: Path, verify: bool
+    spark: SparkSession, corpus: Path, tmp_path: Path, verify: bool, lazy: bool
 ) -> None:
     out = tmp_path / "out"
     sets = ["--set", "input.id_column=url", "--set", "input.text_column=body"]
@@ -48,7 +48,12 @@ def test_the_api_gives_the_pair_table_of_the_job(
     assert job.main(["--input", str(corpus), "--output", str(out), *sets]) == ExitCode.OK
     expected = spark.read.parquet(str(out / "pairs"))
     got = near_duplicates(
-        spark.read.parquet(str(corpus)), id_col="url", text_col="body", threshold=0.6, verify=verify
+        spark.read.parquet(str(corpus)),
+        id_col="url",
+        text_col="body",
+        threshold=0.6,
+        verify=verify,
+        lazy=lazy,
     )
     assert got.columns == expected.columns
     assert rows(got) == rows(expected) and rows(got)

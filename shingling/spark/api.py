@@ -118,7 +118,8 @@ def near_duplicates(
     job's. It shuffles with the session's ``spark.sql.shuffle.partitions`` (200 by default: on
     a laptop, 2 to 4 times the cores is faster; ``conf/spark-local.conf`` and docs/cluster.md
     give sizes) and relies on adaptive query execution (on by default) to broadcast the small
-    sides of its joins. At 1M documents it costs about twice the job's time (docs/performance.md);
+    sides of its joins. At 1M documents it took 1.5 times the job's time with the job's 8 shuffle
+    partitions, 3 times with Spark's default 200 (docs/performance.md);
     ``lazy=False`` takes the job's own stages, which run their small jobs (the copy-group count,
     the frequency table, the candidate join and its id bitmap) before the call returns, and the
     rest when rows are asked for. The sketches and the candidates are persisted when first

@@ -11,7 +11,7 @@ import pyarrow.compute as pc
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from testdata import sample_corpus_rows
+from testdata import library_row, sample_corpus
 
 from shingling import pairs, schema
 from shingling.fast.estimators import min_shared as compiled_min_shared
@@ -109,7 +109,8 @@ def test_the_pair_table_has_no_derived_column_without_a_definition(
 def test_a_column_added_to_the_schema_and_pairs_is_in_the_reference_pair_table(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    rows = sample_corpus_rows(4, 20)
+    # the sample's first 120 documents: 75 pairs (the reference compares every pair in Python)
+    rows = {d: library_row(text, 4, 20) for d, text in sample_corpus()[:120]}
     before = pairs.reference_pairs(rows, threshold=0.5, max_exact_group=3)
     add_size_ratio(monkeypatch)
     after = pairs.reference_pairs(rows, threshold=0.5, max_exact_group=3)

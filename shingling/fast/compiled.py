@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import importlib.util
+import inspect
 import pkgutil
 from collections.abc import Callable
 from typing import Any
@@ -57,12 +58,23 @@ class Compiled:
     it), stamped with :func:`source_stamp`. Where there is none, or saving fails (a read-only home
     on a cluster node), the function is compiled again without a cache: each process then compiles
     each loop it uses once (2 to 7 s each, measured).
+
+    ``writes`` names the arguments the loop writes; every other array is passed as a read-only
+    view (:func:`read_only`), so that each loop has one compiled version whether its caller's
+    arrays come from Arrow (read-only) or from numpy (writable). A loop that writes an argument it
+    does not name fails to compile ("Cannot modify readonly array").
     """
 
-    def __init__(self, func: Callable[..., Any]) -> None:
+    def __init__(self, func: Callable[..., Any], *, writes: tuple[str, ...] = ()) -> None:
         self.__doc__ = func.__doc__
         self.__name__ = func.__name__
         self._func = func
+        names = list(inspect.signature(func).parameters)
+        unknown = set(writes) - set(names)
+        if unknown:
+            raise ValueError(f"{func.__name__} has no parameter {sorted(unknown)}")
+        #: the arguments passed read-only: every one but those the loop writes (``writes``)
+        self._read_only = tuple(name not in writes for name in names)
         self._compiled: Any = None
         self._cached: Any = None
         try:
@@ -74,6 +86,12 @@ class Compiled:
             self._cached = cached
 
     def __call__(self, *args: Any) -> Any:
+        # numba types a read-only array apart from a writable one, so a loop given both (Arrow's
+        # buffers are read-only, arrays made in numpy are not) would be compiled twice
+        args = tuple(
+            read_only(a) if i < len(self._read_only) and self._read_only[i] else a
+            for i, a in enumerate(args)
+        )
         if self._cached is not None:
             try:
                 return self._cached(*args)
@@ -82,6 +100,20 @@ class Compiled:
         if self._compiled is None:
             self._compiled = njit(cache=False, nogil=True)(self._func)
         return self._compiled(*args)
+
+
+def read_only(value: Any) -> Any:
+    """``value`` unchanged, unless it is a writable numpy array: then a read-only view of it.
+
+    >>> a = np.zeros(3)
+    >>> read_only(a).flags.writeable, a.flags.writeable, read_only(a).base is a
+    (False, True, True)
+    """
+    if not isinstance(value, np.ndarray) or not value.flags.writeable:
+        return value
+    view = value.view()
+    view.flags.writeable = False
+    return view
 
 
 def _stamp(dispatcher: Any) -> None:

@@ -215,4 +215,4 @@ def _overlaps(starts: Any, ordered: Any, values: Any, side_a: Any, side_b: Any) 
 
 
 shingle_sets = Compiled(_shingle_sets)
-overlaps = Compiled(_overlaps)
+overlaps = Compiled(_overlaps, writes=("ordered", "values"))

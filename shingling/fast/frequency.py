@@ -288,7 +288,7 @@ def _select_prefixes(
     return rows[:out], hashes[:out], earlier[:out]
 
 
-count_hashes = Compiled(_count_hashes)
+count_hashes = Compiled(_count_hashes, writes=("counts",))
 estimate_hashes = Compiled(_estimate_hashes)
 estimate_bottom = Compiled(_estimate_bottom)
 select_prefixes = Compiled(_select_prefixes)

@@ -369,4 +369,4 @@ def _probe_sketches(
 
 
 probe_slots = Compiled(_probe_slots)
-probe_sketches = Compiled(_probe_sketches)
+probe_sketches = Compiled(_probe_sketches, writes=("seen",))

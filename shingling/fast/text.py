@@ -153,7 +153,7 @@ def _valid_utf8(data: Any, offsets: Any, out: Any) -> None:
         out[i] = ok
 
 
-valid_utf8 = Compiled(_valid_utf8)
+valid_utf8 = Compiled(_valid_utf8, writes=("out",))
 
 
 @njit(inline="always")

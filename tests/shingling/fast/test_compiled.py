@@ -93,3 +93,36 @@ def test_a_change_to_an_inlined_module_compiles_the_loop_again(tmp_path: Path) -
     assert run() == 55  # from the cache
     (fast / "zz_helper.py").write_text(HELPER.format(add=2))
     assert run() == 65
+
+
+def _total(values, out):  # type: ignore[no-untyped-def]
+    out[0] = values.sum()
+
+
+def _writes_its_input(values):  # type: ignore[no-untyped-def]
+    values[0] = 1
+
+
+def test_a_loop_is_compiled_once_for_read_only_and_writable_arrays() -> None:
+    # Arrow's buffers reach the loops read-only, numpy's arrays writable: numba types them apart,
+    # so without read-only views each loop would be compiled (2 to 7 s) once for each
+    import numpy as np
+    import pyarrow as pa
+    import pytest
+
+    from shingling.fast.compiled import Compiled
+
+    total = Compiled(_total, writes=("out",))
+    out = np.zeros(1, dtype=np.int64)
+    total(np.arange(4, dtype=np.int64), out)
+    frozen = pa.array(np.arange(5, dtype=np.int64)).to_numpy()
+    assert not frozen.flags.writeable
+    total(frozen, out)
+    assert out[0] == 10
+    dispatcher = total._cached if total._cached is not None else total._compiled
+    assert len(dispatcher.signatures) == 1
+    # a loop that writes an argument it does not declare is refused when it compiles
+    with pytest.raises(Exception, match="readonly"):
+        Compiled(_writes_its_input)(np.zeros(2))
+    with pytest.raises(ValueError, match="no parameter"):
+        Compiled(_total, writes=("result",))

@@ -89,8 +89,7 @@ class Compiled:
         # numba types a read-only array apart from a writable one, so a loop given both (Arrow's
         # buffers are read-only, arrays made in numpy are not) would be compiled twice
         args = tuple(
-            read_only(a) if i < len(self._read_only) and self._read_only[i] else a
-            for i, a in enumerate(args)
+            read_only(a) if kept else a for a, kept in zip(args, self._read_only, strict=False)
         )
         if self._cached is not None:
             try:

@@ -10,7 +10,12 @@ import sys
 import zipfile
 from pathlib import Path
 
+import numpy as np
+import pyarrow as pa
+import pytest
+
 import shingling
+from shingling.fast.compiled import Compiled
 
 
 def test_compiles_where_no_cache_can_be_written(tmp_path: Path) -> None:
@@ -106,12 +111,6 @@ def _writes_its_input(values):  # type: ignore[no-untyped-def]
 def test_a_loop_is_compiled_once_for_read_only_and_writable_arrays() -> None:
     # Arrow's buffers reach the loops read-only, numpy's arrays writable: numba types them apart,
     # so without read-only views each loop would be compiled (2 to 7 s) once for each
-    import numpy as np
-    import pyarrow as pa
-    import pytest
-
-    from shingling.fast.compiled import Compiled
-
     total = Compiled(_total, writes=("out",))
     out = np.zeros(1, dtype=np.int64)
     total(np.arange(4, dtype=np.int64), out)

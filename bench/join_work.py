@@ -50,6 +50,8 @@ from shingling.fast.postings import (
 from shingling.schema import DOC_ID, HASH, N_SHINGLES, SKETCH, TEXT_HASH
 
 THRESHOLDS = {"defaults (candidates from 0.3)": 0.3, "estimate-only (0.5)": 0.5}
+# postings of at least this many rows: the share of the rows, the tests and the passes they hold
+HOT_SIZES = (8, 32, 128)
 
 
 def pair_tests(hashes: np.ndarray, max_posting: int) -> tuple[np.ndarray, int]:
@@ -72,11 +74,12 @@ def signature_passes(
     k: int,
     threshold: float,
     max_posting: int,
+    min_size: int = 2,
 ) -> int:
     """Of the pairs the postings test (``hashes`` sorted, ``rows`` the sketch of each), how many
     the signatures' bound passes: the arithmetic of ``postings.signatures_may_reach``, with the
     sketches reached through ``rows``; a posting of more than ``max_posting`` rows (0: no cap) is
-    a star, whose pairs are not tested."""
+    a star, whose pairs are not tested. Only postings of at least ``min_size`` rows count."""
     n = len(hashes)
     signatures = np.zeros((64, SIGNATURE_WORDS + 1), dtype=np.uint64)  # a row each, grown as needed
     passes = 0
@@ -85,7 +88,7 @@ def signature_passes(
         end = start + 1
         while end < n and hashes[end] == hashes[start]:
             end += 1
-        if end - start > 1 and not 0 < max_posting < end - start:
+        if end - start >= max(2, min_size) and not 0 < max_posting < end - start:
             if end - start > len(signatures):
                 signatures = np.zeros((end - start, SIGNATURE_WORDS + 1), dtype=np.uint64)
             for i in range(start, end):
@@ -103,6 +106,37 @@ def signature_passes(
                         passes += 1
         start = end
     return passes
+
+
+def hot_shares(
+    rows: np.ndarray,
+    hashes: np.ndarray,
+    offsets: np.ndarray,
+    values: np.ndarray,
+    k: int,
+    threshold: float,
+    max_posting: int,
+) -> dict[str, dict[str, int]]:
+    """For each size of :data:`HOT_SIZES`: the prefix rows in postings of at least that many rows,
+    the pairs those postings test and the tests the signatures pass there (``hashes`` sorted).
+    What a filter carried only by the rows of large postings would cost (its rows) and reach (its
+    tests)."""
+    _, inverse, counts = np.unique(hashes, return_inverse=True, return_counts=True)
+    per_row = counts[inverse]
+    found = {}
+    for size in HOT_SIZES:
+        sizes = counts[counts >= size].astype(np.int64)
+        capped = sizes > max_posting if max_posting > 0 else np.zeros(len(sizes), dtype=bool)
+        found[str(size)] = {
+            "prefix_rows": int((per_row >= size).sum()),
+            "pair_tests": int(
+                (sizes[~capped] * (sizes[~capped] - 1) // 2).sum() + (sizes[capped] - 1).sum()
+            ),
+            "signature_passes": int(
+                signature_passes(rows, hashes, offsets, values, k, threshold, max_posting, size)
+            ),
+        }
+    return found
 
 
 def time_postings(
@@ -179,7 +213,6 @@ def join_work(
         passes = signature_passes(
             rows[by_hash], hashes[by_hash], offsets, values, k, threshold, max_posting
         )
-        del by_hash
         found[name] = {
             "prefix_rows": len(hashes),
             "postings_of_two_or_more": len(sizes),
@@ -188,7 +221,11 @@ def join_work(
             "pair_tests": tests,
             "pair_tests_per_document": round(tests / sketched, 2),
             "signature_passes": int(passes),
+            "in_postings_of_at_least": hot_shares(
+                rows[by_hash], hashes[by_hash], offsets, values, k, threshold, max_posting
+            ),
         }
+        del by_hash
         if time_sample:
             found[name]["timed"] = time_postings(
                 reps.select([DOC_ID, N_SHINGLES, SKETCH]),

@@ -9,13 +9,14 @@ import pyarrow as pa
 import pytest
 from testdata import licence_words, light_edits, sample_corpus
 
-from bench.join_work import pair_tests, signature_passes
+from bench.join_work import HOT_SIZES, hot_shares, pair_tests, signature_passes
 from shingling.fast import postings
 from shingling.fast.postings import sketch_arrays
 from shingling.normalize import words
 from shingling.sketch import sketch
 
 K = 20
+HOT = HOT_SIZES[0]
 
 
 def real_sketches() -> list[tuple[int, ...]]:
@@ -42,19 +43,28 @@ def test_signature_passes_count_the_pairs_the_kernels_signatures_pass(
     signatures = np.zeros((len(found), postings.SIGNATURE_WORDS + 1), dtype=np.uint64)
     for row in range(len(found)):
         postings.sign(values, offsets, row, K, signatures[row])
-    brute, tests = 0, 0
+    brute, tests, brute_hot, hot_rows = 0, 0, 0, 0
     for h in np.unique(hashes):
         posting = rows[hashes == h]
+        hot_rows += len(posting) if len(posting) >= HOT else 0
         if len(posting) < 2 or 0 < cap < len(posting):
             continue  # a star's pairs are scored, never tested
         for i in range(len(posting)):
             for j in range(i + 1, len(posting)):
                 tests += 1
                 a, b = posting[i], posting[j]
-                brute += postings.signatures_may_reach(signatures, offsets, a, b, K, threshold)
+                passed = postings.signatures_may_reach(signatures, offsets, a, b, K, threshold)
+                brute += passed
+                brute_hot += passed if len(posting) >= HOT else 0
     counted = signature_passes(rows, hashes, offsets, values, K, threshold, cap)
     assert counted == brute
     assert 0 < counted < tests  # some pairs pass, most are refused
+    # only the postings of at least HOT rows: what a filter carried by their rows would reach
+    assert signature_passes(rows, hashes, offsets, values, K, threshold, cap, HOT) == brute_hot
+    assert brute_hot < brute and (cap > 0 or brute_hot > 0)  # capped: large postings are stars
+    shares = hot_shares(rows, hashes, offsets, values, K, threshold, cap)[str(HOT)]
+    assert shares["prefix_rows"] == hot_rows
+    assert shares["signature_passes"] == brute_hot
 
 
 @pytest.mark.parametrize("threshold", [0.3, 0.5])

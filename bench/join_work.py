@@ -59,10 +59,14 @@ def pair_tests(hashes: np.ndarray, max_posting: int) -> tuple[np.ndarray, int]:
     the cap above which a posting is paired by star; 0, no cap)."""
     _, sizes = np.unique(hashes, return_counts=True)
     sizes = sizes[sizes > 1].astype(np.int64)
+    return sizes, tests_of(sizes, max_posting)
+
+
+def tests_of(sizes: np.ndarray, max_posting: int) -> int:
+    """The pairs postings of these ``sizes`` (two or more rows) test: n (n - 1) / 2 each, n - 1
+    in a star (more than ``max_posting`` rows; 0, no cap)."""
     capped = sizes > max_posting if max_posting > 0 else np.zeros(len(sizes), dtype=bool)
-    return sizes, int(
-        (sizes[~capped] * (sizes[~capped] - 1) // 2).sum() + (sizes[capped] - 1).sum()
-    )
+    return int((sizes[~capped] * (sizes[~capped] - 1) // 2).sum() + (sizes[capped] - 1).sum())
 
 
 @njit(cache=False, nogil=True)
@@ -125,13 +129,9 @@ def hot_shares(
     per_row = counts[inverse]
     found = {}
     for size in HOT_SIZES:
-        sizes = counts[counts >= size].astype(np.int64)
-        capped = sizes > max_posting if max_posting > 0 else np.zeros(len(sizes), dtype=bool)
         found[str(size)] = {
             "prefix_rows": int((per_row >= size).sum()),
-            "pair_tests": int(
-                (sizes[~capped] * (sizes[~capped] - 1) // 2).sum() + (sizes[capped] - 1).sum()
-            ),
+            "pair_tests": tests_of(counts[counts >= max(2, size)].astype(np.int64), max_posting),
             "signature_passes": int(
                 signature_passes(rows, hashes, offsets, values, k, threshold, max_posting, size)
             ),

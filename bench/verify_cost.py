@@ -66,7 +66,7 @@ def fingerprint(values: np.ndarray, k: int = K) -> np.ndarray:
     >>> fingerprint(np.array([5 << 32, 1 << 32, 7, 9 << 32], dtype=np.uint64), k=3).tolist()
     [0, 1, 5]
     """
-    smallest = np.sort(np.unique(values.astype(np.uint64)))[:k]
+    smallest = np.unique(values.astype(np.uint64))[:k]  # sorted
     return (smallest >> np.uint64(32)).astype(np.uint32)
 
 

@@ -80,6 +80,24 @@ def _size(value: str) -> bool:
     return _SIZE.match(value) is not None
 
 
+_UNITS = {"": 0, "b": 0, "k": 10, "kb": 10, "m": 20, "mb": 20, "g": 30, "gb": 30, "t": 40, "tb": 40}
+_UNITS |= {"p": 50, "pb": 50}
+
+
+def size_bytes(value: str) -> int:
+    """A size as Spark reads it (``64m``: 64 MiB; a bare number: bytes), in bytes.
+
+    >>> size_bytes("67108864"), size_bytes("64m"), size_bytes("1G"), size_bytes("-1")
+    (67108864, 67108864, 1073741824, -1)
+    """
+    text = value.strip()
+    m = _SIZE.match(text)
+    if m is None:
+        raise ValueError(f"not a size: {value!r}")
+    unit = (m.group(1) or "").lower()
+    return int(text[: len(text) - len(unit)]) << _UNITS[unit]
+
+
 def _duration(value: str) -> bool:
     """A time span, seconds or with Spark's units (``300``, ``3s``, ``500ms``)."""
     return _DURATION.match(value) is not None

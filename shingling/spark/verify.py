@@ -43,6 +43,7 @@ from shingling.schema import (
     TEXT,
 )
 from shingling.spark.rules import relation, sizes_may_reach
+from shingling.spark_settings import size_bytes
 
 EXACT_JACCARD = "exact_jaccard"
 EXACT_SHARED = "exact_shared"
@@ -72,15 +73,14 @@ def exact_overlap(
     return overlap_batch(texts_a, texts_b, width=width, unit=unit, ids_a=ids_a, ids_b=ids_b)
 
 
-#: Pairs scored by one call of the exact-overlap kernel at most, and the bytes of their rows (the
-#: job's spark.sql.execution.arrow.maxBytesPerBatch, which already bounds one batch): Spark hands
-#: the function batches of ``spark.sql.execution.arrow.maxRecordsPerBatch`` rows (2,000, sized for
+#: Pairs scored by one call of the exact-overlap kernel at most (their bytes at most the session's
+#: spark.sql.execution.arrow.maxBytesPerBatch, which bounds one batch already): Spark hands the
+#: function batches of ``spark.sql.execution.arrow.maxRecordsPerBatch`` rows (2,000, sized for
 #: sketching), and a larger call computes each document's set once for more of its pairs (the rows
 #: arrive sorted by ``doc_b``; ``doc_a`` repeats too). Measured on 1M candidates of the hostile
 #: recipe in one process: 9.2 us a pair by 2,000, 4.7 by 20,000, 8.0 by 100,000 (the sets no longer
 #: fit the caches). docs/scaling.md, "Where verification's time goes".
 SCORE_ROWS = 20_000
-SCORE_BYTES = 64 << 20
 
 
 def regrouped(
@@ -101,16 +101,16 @@ def regrouped(
     count = size = 0
     for batch in batches:
         if pending and (count + batch.num_rows > rows or size + batch.nbytes > nbytes):
-            yield from _joined(pending)
+            yield from _combined(pending)
             pending, count, size = [], 0, 0
         pending.append(batch)
         count += batch.num_rows
         size += batch.nbytes
     if pending:
-        yield from _joined(pending)
+        yield from _combined(pending)
 
 
-def _joined(batches: list[pa.RecordBatch]) -> list[pa.RecordBatch]:
+def _combined(batches: list[pa.RecordBatch]) -> list[pa.RecordBatch]:
     if len(batches) == 1:
         return batches
     return pa.Table.from_batches(batches).combine_chunks().to_batches()
@@ -218,9 +218,9 @@ def verify_candidates(
     bits holding the candidates' ids (:func:`shingling.spark.stages.candidate_id_bitmap` builds it), the texts
     whose id it holds (and a few others, which meet no pair) are shuffled once by id; each pair
     meets its two texts by two joins on that one shuffle, and one Arrow function per batch
-    computes every pair's exact overlap (:func:`shingling.fast.exact.overlap_batch`, compiled). Batches
-    are bounded in bytes by ``spark.sql.execution.arrow.maxBytesPerBatch``, so two very long texts
-    travel alone. A candidate whose text is missing fails the job (:class:`MissingTextError`):
+    computes every pair's exact overlap (:func:`shingling.fast.exact.overlap_batch`, compiled), on
+    up to :data:`SCORE_ROWS` pairs at once (:func:`regrouped`). Batches and calls are bounded in
+    bytes by ``spark.sql.execution.arrow.maxBytesPerBatch``, so two very long texts travel alone. A candidate whose text is missing fails the job (:class:`MissingTextError`):
     a pair is never written unverified. ``wanted`` (doc_id), instead of a bitmap: the ids whose
     texts to keep, by a semi-join within the plan (Spark broadcasts it when it is small).
 
@@ -262,9 +262,12 @@ def verify_candidates(
         ]
     )
     names = [f.name for f in passed]
+    # each call's bytes: as many as Spark puts in one batch (Spark's default when unset: 2 GiB)
+    setting = candidates.sparkSession.conf.get("spark.sql.execution.arrow.maxBytesPerBatch")
+    nbytes = size_bytes(setting or "2147483647")
 
     def score(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        for batch in regrouped(batches, rows=SCORE_ROWS, nbytes=SCORE_BYTES):
+        for batch in regrouped(batches, rows=SCORE_ROWS, nbytes=nbytes):
             ta, tb = batch.column(TEXT_A), batch.column(TEXT_B)
             missing = pc.or_(pc.is_null(ta), pc.is_null(tb))
             if pc.any(missing).as_py():

@@ -49,12 +49,17 @@ class BatchSketches:
         sketch: the bottom-k sketch of each text, ascending; null when it has no words.
         text_hash: :func:`shingling.hashing.text_hash` of each text: equal for texts with the same
             words; null when the text has no words.
+        whole: with ``whole`` = w > 0 asked of :func:`sketch_batch`, each text's whole shingle set
+            (:func:`shingling.exact.shingle_set`, ascending, packed as
+            :func:`shingling.fast.postings.pack` packs a sketch) when it has at most w distinct
+            shingles, else null; None when not asked.
     """
 
     n_words: np.ndarray
     n_shingles: np.ndarray
     sketch: pa.ListArray
     text_hash: pa.Int64Array
+    whole: pa.Array | None = None
 
 
 def sketch_batch(
@@ -64,17 +69,25 @@ def sketch_batch(
     k: int,
     unit: str = "words",
     sample_mod: int = 0,
+    whole: int = 0,
 ) -> BatchSketches:
     """Sketch every text of an Arrow string array (see :class:`BatchSketches`).
 
-    ``unit`` and ``sample_mod`` are those of :func:`shingling.sketch.sketch`.
+    ``unit`` and ``sample_mod`` are those of :func:`shingling.sketch.sketch`. ``whole`` > 0 (bottom-k
+    sketches only): also each text's whole shingle set when it has at most that many shingles, in
+    the same pass (the loop keeps the max(k, whole) smallest hashes; the sketch is their first k).
 
     >>> out = sketch_batch(pa.array(["A b c d e", None, "...", "x"]), width=4, k=20)
     >>> out.n_shingles.tolist(), out.sketch.is_null().to_pylist()
     ([2, 0, 0, 1], [False, True, True, False])
+    >>> sets = sketch_batch(pa.array(["A b c d e", "a b c d e f g"]), width=4, k=1, whole=3).whole
+    >>> [None if s is None else len(s) // 8 for s in sets.to_pylist()]  # 2 shingles; 4, more than 3
+    [2, None]
     """
     if width < 1 or k < 1:
         raise ValueError(f"width and k must be at least 1, got width={width}, k={k}")
+    if whole < 0 or (whole and sample_mod):
+        raise ValueError(f"whole sets are kept beside bottom-k sketches only, got whole={whole}")
     if isinstance(texts, pa.ChunkedArray):
         texts = texts.combine_chunks()
     batch = Folded.of(texts, unit)
@@ -82,12 +95,18 @@ def sketch_batch(
     counts, n_shingles, text_hashes, sizes, values = sketch_texts(
         *batch.loop_args(),
         width,
-        k,
+        max(k, whole),
         0 if bound is None else min(bound - 1, INT64_MAX),  # m = 1 samples every hash
         bound is not None,
         np.uint64(SEED),
     )
     empty = counts == 0
+    kept = np.concatenate(([0], np.cumsum(sizes)))
+    whole_sets = None
+    if whole:
+        whole_sets = _packed(kept, values, empty | (n_shingles > whole))
+        sizes = np.minimum(sizes, k)  # the sketch: the first k of the hashes kept
+        values = values[_firsts(kept, sizes)]
     sketch_offsets = np.concatenate(([0], np.cumsum(sizes))).astype(np.int32)
     sketch = pa.ListArray.from_arrays(
         pa.array(sketch_offsets), pa.array(values, type=pa.int64()), mask=pa.array(empty)
@@ -97,6 +116,30 @@ def sketch_batch(
         n_shingles=n_shingles,
         sketch=sketch,
         text_hash=pa.array(text_hashes, type=pa.int64(), mask=empty),
+        whole=whole_sets,
+    )
+
+
+def _firsts(offsets: np.ndarray, sizes: np.ndarray) -> np.ndarray:
+    """The positions of the first ``sizes[i]`` values of each run ``offsets[i]:offsets[i + 1]``."""
+    starts = np.repeat(offsets[:-1], sizes)
+    within = np.arange(len(starts)) - np.repeat(np.cumsum(sizes) - sizes, sizes)
+    return starts + within
+
+
+def _packed(offsets: np.ndarray, values: np.ndarray, null: np.ndarray) -> pa.Array:
+    """Runs of int64 values -> one binary value each (little-endian int64 bytes, the layout of
+    :func:`shingling.fast.postings.pack`), null where ``null``."""
+    ends = np.where(null, 0, np.diff(offsets)).cumsum() * 8
+    keep = np.repeat(~null, np.diff(offsets))
+    data = values[keep].astype("<i8", copy=False).tobytes()
+    kind, width = (pa.binary(), np.int32) if len(data) < 2**31 else (pa.large_binary(), np.int64)
+    bounds = np.concatenate(([0], ends)).astype(width)
+    return pa.Array.from_buffers(
+        kind,
+        len(null),
+        [pa.array(~null).buffers()[1], pa.py_buffer(bounds), pa.py_buffer(data)],
+        null_count=int(null.sum()),
     )
 
 

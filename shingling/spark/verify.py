@@ -210,12 +210,18 @@ def decided_in_join(pairs: DataFrame, *, threshold: float) -> DataFrame:
     """
     shared, size_a, size_b = F.col(EXACT_SHARED_IN_JOIN), F.col(SHINGLES_A), F.col(SHINGLES_B)
     dropped = (JACCARD, CONTAINMENT_A, CONTAINMENT_B, RELATION, EXACT_SHARED_IN_JOIN)
+
+    def ratio(
+        part: Column, whole: Column
+    ) -> Column:  # Overlap's: 0.0 over an empty set, never null
+        return F.coalesce(F.try_divide(part, whole), F.lit(0.0))
+
     exact = pairs.select(
         *(F.col(c) for c in pairs.columns if c not in dropped),
-        (shared / (size_a + size_b - shared)).alias(JACCARD),
+        ratio(shared, size_a + size_b - shared).alias(JACCARD),
         F.col(JACCARD).alias(JACCARD_ESTIMATE),
-        (shared / size_a).alias(CONTAINMENT_A),
-        (shared / size_b).alias(CONTAINMENT_B),
+        ratio(shared, size_a).alias(CONTAINMENT_A),
+        ratio(shared, size_b).alias(CONTAINMENT_B),
     )
     rel = relation(
         F.col(JACCARD),

@@ -172,7 +172,12 @@ def test_pairs_decided_in_the_join_get_verification_s_scores_bit_for_bit(
         " containment_b double, shingles_a long, shingles_b long, relation string,"
         " exact_shared long"
     )
-    got = decided_in_join(spark.createDataFrame(rows, schema), threshold=0.3).collect()
+    decided = decided_in_join(spark.createDataFrame(rows, schema), threshold=0.3)
+    # written beside verified pairs, whose scores are never null: the same columns
+    assert not any(
+        decided.schema[c].nullable for c in ("jaccard", "containment_a", "containment_b")
+    )
+    got = decided.collect()
     assert 0 < len(expected) < len(rows)  # on both sides of the cut
     assert {
         (r[DOC_A], r[DOC_B]): (r["jaccard"], r["containment_a"], r["containment_b"]) for r in got

@@ -75,7 +75,7 @@ def sketch_batch(
 
     ``unit`` and ``sample_mod`` are those of :func:`shingling.sketch.sketch`. ``whole`` > 0 (bottom-k
     sketches only): also each text's whole shingle set when it has at most that many shingles, in
-    the same pass (the loop keeps the max(k, whole) smallest hashes; the sketch is their first k).
+    the same pass (the distinct hashes the loop finds, kept while there are at most ``whole``).
 
     >>> out = sketch_batch(pa.array(["A b c d e", None, "...", "x"]), width=4, k=20)
     >>> out.n_shingles.tolist(), out.sketch.is_null().to_pylist()
@@ -92,21 +92,20 @@ def sketch_batch(
         texts = texts.combine_chunks()
     batch = Folded.of(texts, unit)
     bound = sample_bound(sample_mod)
-    counts, n_shingles, text_hashes, sizes, values = sketch_texts(
+    counts, n_shingles, text_hashes, sizes, values, whole_sizes, whole_values = sketch_texts(
         *batch.loop_args(),
         width,
-        max(k, whole),
+        k,
         0 if bound is None else min(bound - 1, INT64_MAX),  # m = 1 samples every hash
         bound is not None,
         np.uint64(SEED),
+        whole,
     )
     empty = counts == 0
-    kept = np.concatenate(([0], np.cumsum(sizes)))
     whole_sets = None
     if whole:
-        whole_sets = _packed(kept, values, empty | (n_shingles > whole))
-        sizes = np.minimum(sizes, k)  # the sketch: the first k of the hashes kept
-        values = values[_firsts(kept, sizes)]
+        whole_offsets = np.concatenate(([0], np.cumsum(whole_sizes)))
+        whole_sets = _packed(whole_offsets, whole_values, whole_sizes == 0)
     sketch_offsets = np.concatenate(([0], np.cumsum(sizes))).astype(np.int32)
     sketch = pa.ListArray.from_arrays(
         pa.array(sketch_offsets), pa.array(values, type=pa.int64()), mask=pa.array(empty)
@@ -118,13 +117,6 @@ def sketch_batch(
         text_hash=pa.array(text_hashes, type=pa.int64(), mask=empty),
         whole=whole_sets,
     )
-
-
-def _firsts(offsets: np.ndarray, sizes: np.ndarray) -> np.ndarray:
-    """The positions of the first ``sizes[i]`` values of each run ``offsets[i]:offsets[i + 1]``."""
-    starts = np.repeat(offsets[:-1], sizes)
-    within = np.arange(len(starts)) - np.repeat(np.cumsum(sizes) - sizes, sizes)
-    return starts + within
 
 
 def _packed(offsets: np.ndarray, values: np.ndarray, null: np.ndarray) -> pa.Array:
@@ -154,7 +146,8 @@ def _sketch_texts(
     sample_max: int,
     sampled: bool,
     seed: Any,
-) -> tuple[Any, Any, Any, Any, Any]:
+    whole: int,
+) -> tuple[Any, Any, Any, Any, Any, Any, Any]:
     """Sketch every text of a batch of folded UTF-8 texts.
 
     Args:
@@ -166,10 +159,13 @@ def _sketch_texts(
         width, k: the shingle width and the sketch size.
         sample_max, sampled: when ``sampled``, every shingle hash up to ``sample_max`` is kept too.
         seed: the xxHash64 seed, a numpy uint64.
+        whole: keep each text's distinct shingle hashes when it has at most this many (0: none).
 
     Returns:
         Per text: its tokens, its distinct shingles, its text hash (0 when it has no tokens) and the
-        size of its sketch; then the sketches' hashes, ascending within each text, concatenated.
+        size of its sketch; then the sketches' hashes, ascending within each text, concatenated;
+        then per text the size of its whole set (0: none kept) and the sets, ascending,
+        concatenated.
     """
     n_texts = len(offsets) - 1
     n_tokens = np.zeros(n_texts, dtype=np.int64)
@@ -183,6 +179,10 @@ def _sketch_texts(
     stamps = np.zeros(SET_SIZE, dtype=np.int64)  # a slot is taken when it holds this text's stamp
     heap = np.empty(min(k, SET_SIZE), dtype=np.int64)
     picked = np.empty(SET_SIZE, dtype=np.int64)
+    seen = np.empty(max(whole, 1), dtype=np.int64)  # a text's distinct hashes, up to whole
+    whole_sizes = np.zeros(n_texts, dtype=np.int64)
+    whole_values = np.empty(n_texts * min(whole, 64) + 16, dtype=np.int64)
+    in_sets = 0
     kept = 0
     for t in range(n_texts):
         if not valid[t]:
@@ -195,12 +195,20 @@ def _sketch_texts(
         m = shingle_hashes(buf, n, width, seed)
         if m <= SET_SIZE // 2:
             distinct, found = _bottom_k_by_set(
-                buf, m, k, sampled, sample_max, t + 1, slots, stamps, heap, picked
+                buf, m, k, sampled, sample_max, t + 1, slots, stamps, heap, picked, seen
             )
             chosen = picked[:found]
         else:  # a long text: sort its shingle hashes instead of a set (memory grows with m)
-            distinct, found = _bottom_k_by_sort(signed[:m], k, sampled, sample_max)
+            distinct, found = _bottom_k_by_sort(signed[:m], k, sampled, sample_max, seen)
             chosen = signed[:found]
+        if distinct <= whole:
+            if in_sets + distinct > len(whole_values):
+                more = np.empty(2 * (in_sets + distinct), dtype=np.int64)
+                more[:in_sets] = whole_values[:in_sets]
+                whole_values = more
+            whole_values[in_sets : in_sets + distinct] = np.sort(seen[:distinct])
+            in_sets += distinct
+            whole_sizes[t] = distinct
         if kept + found > len(values):
             grown = np.empty(2 * (kept + found), dtype=np.int64)
             grown[:kept] = values[:kept]
@@ -209,7 +217,15 @@ def _sketch_texts(
         kept += found
         sizes[t] = found
         n_shingles[t] = distinct
-    return n_tokens, n_shingles, text_hash, sizes, values[:kept]
+    return (
+        n_tokens,
+        n_shingles,
+        text_hash,
+        sizes,
+        values[:kept],
+        whole_sizes,
+        whole_values[:in_sets],
+    )
 
 
 sketch_texts = Compiled(_sketch_texts)
@@ -244,11 +260,13 @@ def _bottom_k_by_set(
     stamps: Any,
     heap: Any,
     picked: Any,
+    seen: Any,
 ) -> tuple[int, int]:
     """The distinct count of ``hashes[:m]`` (uint64) and, sorted in ``picked``, its k smallest
     distinct values (signed) and every distinct value up to ``sample_max`` when ``sampled``;
     returns (distinct, how many were picked). One pass: a hash set marked with ``stamp`` (unique
-    per call, so the set is never cleared) counts them, and a max-heap keeps the k smallest."""
+    per call, so the set is never cleared) counts them, and a max-heap keeps the k smallest. The
+    first ``len(seen)`` distinct values (signed, in the order met) go to ``seen`` too."""
     mask = len(slots) - 1
     room = min(k, m)  # the heap never holds more; the sampled values go after this many
     distinct = 0
@@ -263,6 +281,8 @@ def _bottom_k_by_set(
             continue  # seen before in this text
         stamps[slot] = stamp
         slots[slot] = h
+        if distinct < len(seen):
+            seen[distinct] = h
         distinct += 1
         if in_heap < k:
             heap[in_heap] = h
@@ -291,9 +311,11 @@ def _bottom_k_by_set(
 
 
 @njit(inline="always")
-def _bottom_k_by_sort(shingles: Any, k: int, sampled: bool, sample_max: int) -> tuple[int, int]:
+def _bottom_k_by_sort(
+    shingles: Any, k: int, sampled: bool, sample_max: int, seen: Any
+) -> tuple[int, int]:
     """As :func:`_bottom_k_by_set` by sorting ``shingles`` (signed) in place; the picked values
-    are moved to its front."""
+    are moved to its front (``seen`` gets the first distinct values, ascending)."""
     shingles.sort()
     distinct = 0
     n = 0
@@ -301,6 +323,8 @@ def _bottom_k_by_sort(shingles: Any, k: int, sampled: bool, sample_max: int) -> 
         h = shingles[i]
         if i > 0 and h == shingles[i - 1]:
             continue
+        if distinct < len(seen):
+            seen[distinct] = h
         distinct += 1
         if distinct <= k or (sampled and h <= sample_max):
             shingles[n] = h

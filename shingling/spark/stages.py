@@ -23,7 +23,7 @@ from pyspark.sql import functions as F
 
 from shingling.config import Config
 from shingling.fast.frequency import FrequencySketch, add_counts
-from shingling.fast.postings import EXACT_SHARED, HOT_POSTING, sketch_arrays
+from shingling.fast.postings import EXACT_SHARED, HOT_POSTING, WHOLE_SET, sketch_arrays
 from shingling.pairs import candidate_threshold
 from shingling.schema import DOC_A, DOC_B, DOC_ID, RELATION, SKETCH
 from shingling.spark.transforms import (
@@ -332,12 +332,17 @@ def near_duplicate_pairs(
     sketched_docs = sketched_only(documents)
     copies = cache.persist(copy_groups(sketched_docs))
     many = copies.count() > BROADCAST_GROUPS
+    joined = copies if many else F.broadcast(copies)
     # read three times, by the frequency count, the prefix join (representatives) and the
-    # expansion: persisted, the join runs once
-    grouped = cache.persist(exact_groups(sketched_docs, copies if many else F.broadcast(copies)))
+    # expansion: persisted, the join runs once; without the whole shingle sets, which only the
+    # prefix rows read (from the documents again: a kilobyte a document is no thing to cache)
+    grouped = cache.persist(exact_groups(sketched_docs.drop(WHOLE_SET), joined))
     if sketched is None:
         sketched = grouped.count()
     reps = representatives(grouped)
+    carrying = reps
+    if WHOLE_SET in documents.columns:
+        carrying = representatives(exact_groups(sketched_docs, joined))
     cap = max_posting or None
     scoring: dict[str, Any] = {
         "k": k,
@@ -366,7 +371,7 @@ def near_duplicate_pairs(
     decide_at = threshold if verify is not None and containment_threshold is None else None
     scored = scored_prefix_pairs(
         prefix_rows(
-            reps,
+            carrying,
             threshold=scoring["threshold"],
             k=k,
             frequencies=shared,

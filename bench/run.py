@@ -317,8 +317,7 @@ def acceptance_table(quality: dict[str, Quality], described: dict) -> str:
 
 def work_note(detail: dict[str, Any]) -> str:
     """The join's work per sketched document, from a run's summary (docs/output.md): the pairs
-    its postings tested, those the signatures passed, the candidates scored, decided in the join
-    from whole shingle sets, and verified from their texts."""
+    its postings tested, those the signatures passed, the candidates scored and verified."""
     pairs, documents = detail.get("pairs") or {}, detail.get("documents") or {}
     sketched = documents.get("sketched")
     if not sketched or "pairs_tested" not in pairs:
@@ -328,7 +327,6 @@ def work_note(detail: dict[str, Any]) -> str:
         "pairs tested": pairs["pairs_tested"],
         "signature passes": pairs["signature_passes"],
         "candidates scored": pairs.get("candidate_pairs", 0),
-        "decided in the join": pairs.get("decided_in_join", 0),
         "verified": verified,
     }
     counts = ", ".join(f"{name} {value / sketched:.2f}" for name, value in per.items())

@@ -46,9 +46,7 @@ class PairCounts:
     groups, ``capped_documents``: documents paired by star (pairs.max_posting);
     ``pairs_tested``: pairs of documents the join's postings met and tested, ``signature_passes``:
     those the signatures' bound passed, each then an intersection of two sketches (the join's
-    work: divided by ``documents.sketched``, per document), ``decided_in_join``: of the latter,
-    the pairs decided exactly in the join from the two documents' whole shingle sets, kept or
-    not, which verification never reads texts for;
+    work: divided by ``documents.sketched``, per document);
     ``frequency_sketch``: its megabytes and fill; ``verification``: what verifying found
     (candidates verified, estimates off).
     """
@@ -61,7 +59,6 @@ class PairCounts:
     capped_documents: int = 0
     pairs_tested: int = 0
     signature_passes: int = 0
-    decided_in_join: int = 0
     frequency_sketch: dict[str, float] | None = None
     verification: dict[str, Any] | None = None
 

@@ -13,12 +13,11 @@ from pyspark.sql.types import DataType
 from testdata import library_row, licence_words
 
 from shingling import config as config_module
-from shingling.fast.postings import HOT_POSTING
 from shingling.hashing import text_checksum
 from shingling.pairs import reference_pairs  # noqa: F401 - the reference the parity tests compare with
 from shingling.schema import DOC_ID, SKIP_NO_WORDS, SKIP_NULL_ID, SKIP_NULL_TEXT, TEXT
 from shingling.spark.schemas import documents_schema
-from shingling.spark.stages import PairMetrics, Verification, near_duplicate_pairs
+from shingling.spark.stages import Verification, near_duplicate_pairs
 from shingling.spark.transforms import sketch_documents
 
 DEFAULTS = config_module.load()
@@ -72,14 +71,10 @@ def spark_documents(
     k: int = K,
     unit: str = "words",
     sample_mod: int = 0,
-    whole: int = 0,
 ) -> DataFrame:
-    """The documents table from the Spark path (shingling.spark.transforms.sketch_documents; with
-    ``whole``, the small documents' whole shingle sets beside it, as a verifying job keeps them)."""
+    """The documents table from the Spark path (shingling.spark.transforms.sketch_documents)."""
     frame = spark.createDataFrame(docs, f"{DOC_ID} {id_type.simpleString()}, {TEXT} string")
-    return frame.transform(
-        sketch_documents, width=width, k=k, unit=unit, sample_mod=sample_mod, whole=whole
-    )
+    return frame.transform(sketch_documents, width=width, k=k, unit=unit, sample_mod=sample_mod)
 
 
 def random_texts(rng: random.Random, n: int) -> list[str | None]:
@@ -125,8 +120,6 @@ def spark_pairs(
     margin: float = DEFAULTS.pairs.candidate_margin,
     width: int = WIDTH,
     unit: str = "words",
-    hot_posting: int = HOT_POSTING,
-    metrics: PairMetrics | None = None,
 ) -> DataFrame:
     """The pair table from the Spark path (shingling.spark.stages.near_duplicate_pairs); verified against
     ``texts`` (doc_id, text) when given."""
@@ -139,6 +132,4 @@ def spark_pairs(
         max_posting=DEFAULTS.pairs.max_posting,
         containment_threshold=containment_threshold,
         verify=verify,
-        hot_posting=hot_posting,
-        metrics=metrics,
     )

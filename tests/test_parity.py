@@ -33,7 +33,6 @@ from testdata import (
 )
 
 from shingling import pairs, schema
-from shingling.fast.postings import WHOLE_SET_MAX
 from shingling.hashing import text_checksum
 from shingling.normalize import words
 from shingling.schema import (
@@ -50,7 +49,6 @@ from shingling.schema import (
     SHINGLES_B,
 )
 from shingling.spark.schemas import documents_schema, pairs_schema
-from shingling.spark.stages import PairMetrics
 
 PAIR_COLUMNS = [DOC_A, DOC_B, MATCHES, JACCARD, SHINGLES_A, SHINGLES_B, EXACT]
 
@@ -204,7 +202,7 @@ VERIFIED_COLUMNS = [*PAIR_COLUMNS, JACCARD_ESTIMATE, CONTAINMENT_A, CONTAINMENT_
 
 
 def test_verified_pair_table_equals_library_exact_pairs_on_the_sample_corpus(
-    spark: SparkSession,
+    spark: SparkSession, sample_documents: DataFrame
 ) -> None:
     # every written jaccard is the library's exact Jaccard of the two texts, and every candidate
     # whose exact Jaccard reaches the threshold is written: nothing below it, nothing dropped
@@ -222,23 +220,17 @@ def test_verified_pair_table_equals_library_exact_pairs_on_the_sample_corpus(
     assert any(e[4] < threshold for e in near)  # pairs the estimate alone would have lost
     assert any(e[3] != e[4] for e in near)  # exact scores differ from the estimates
     frame = spark.createDataFrame(list(texts.items()), "doc_id string, text string")
-    # as the job runs: the small documents' whole shingle sets beside the sketches, their pairs
-    # decided in the join where the hash they meet on is hot, the others verified from the texts
-    documents = spark_documents(spark, list(texts.items()), StringType(), whole=WHOLE_SET_MAX)
-    metrics = PairMetrics()
     got = spark_pairs(
-        documents,
+        sample_documents,
         threshold=threshold,
         max_exact_group=DEFAULTS.pairs.max_exact_group,
         texts=frame,
         margin=margin,
-        metrics=metrics,
     )
     assertDataFrameEqual(
         got.select(*VERIFIED_COLUMNS),
         spark.createDataFrame(expected, pairs_schema(StringType())).select(*VERIFIED_COLUMNS),
     )
-    assert metrics.as_dict()["decided_in_join"] > 0  # both ways of deciding were taken
 
 
 @settings(max_examples=3, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -257,15 +249,12 @@ def test_verified_pair_table_equals_library_exact_pairs_on_random_unicode(
     rows = {doc_id: library_row(text, WIDTH, K) for doc_id, text in docs}
     expected = reference_pairs(rows, threshold=0.5, max_exact_group=3, texts=dict(docs), margin=0.3)
     frame = spark.createDataFrame(docs, "doc_id long, text string")
-    # every prefix row carries its document's whole set (hot_posting 0), where it has one: the
-    # pairs of two documents of at most 12 shingles are decided in the join, the rest verified
     got = spark_pairs(
-        spark_documents(spark, docs, LongType(), whole=12),
+        spark_documents(spark, docs, LongType()),
         threshold=0.5,
         max_exact_group=3,
         texts=frame,
         margin=0.3,
-        hot_posting=0,
     )
     assertDataFrameEqual(
         got.select(*VERIFIED_COLUMNS),

@@ -28,7 +28,7 @@ from numba import njit
 
 from shingling import pairs
 from shingling.fast.compiled import U64, Compiled, grown
-from shingling.fast.estimators import may_reach, min_shared, relation_code, score_pair, score_rows
+from shingling.fast.estimators import may_reach, min_shared, score_pair, score_rows
 from shingling.fast.frequency import FrequencySketch, select_prefixes
 from shingling.schema import (
     DOC_A,
@@ -45,16 +45,6 @@ from shingling.schema import (
 )
 
 STAR = "star"  # the column that marks a capped posting's star pairs
-# a document's whole shingle set (ascending, packed), carried by the prefix rows of hot hashes
-# when it has at most WHOLE_SET_MAX shingles: the loop decides their pairs exactly
-WHOLE_SET = "shingle_set"
-# the exact shared shingles of a pair decided in the loop from both whole sets; -1: not decided
-EXACT_SHARED = "exact_shared"
-#: Documents of at most this many shingles keep their whole set beside the sketch (2 KiB at most).
-WHOLE_SET_MAX = 256
-#: A prefix row carries its document's whole set when its hash is estimated in at least this many
-#: sketches: the large postings hold most of the pairs the signatures pass (docs/scaling.md).
-HOT_POSTING = 32
 # each sketch hash's exact document frequency, aligned with the sketch (the lazy plan's join order)
 FREQUENCY = "frequency"
 
@@ -68,25 +58,20 @@ class JoinWork:
     postings met (n (n - 1) / 2 in a posting of n, n - 1 in a capped one's star);
     ``signature_passes``, those of them the signatures' bound did not refuse, each then one
     intersection of two sketches (:func:`shingling.pairs.may_reach`). The join's cost grows with
-    these, not with the pairs written. ``decided``: pairs decided in the loop from the two
-    documents' whole shingle sets, either way (:func:`score_table`'s ``decide_at``), which
-    verification then never sees."""
+    these, not with the pairs written."""
 
     tested: int = 0
     signature_passes: int = 0
-    decided: int = 0
 
-    def add(self, tested: int, signature_passes: int, decided: int = 0) -> None:
+    def add(self, tested: int, signature_passes: int) -> None:
         self.tested += int(tested)
         self.signature_passes += int(signature_passes)
-        self.decided += int(decided)
 
 
-def output_schema(id_type: pa.DataType, *, decided: bool = False) -> pa.Schema:
-    """The columns of the scored pairs (:data:`shingling.schema.SCORED_COLUMNS`), whether the
-    pair is one of a capped posting's star and, ``decided``, :data:`EXACT_SHARED`."""
-    extra = [pa.field(EXACT_SHARED, pa.int64(), False)] if decided else []
-    return pa.schema([*arrow_fields(SCORED_COLUMNS, id_type), pa.field(STAR, pa.bool_()), *extra])
+def output_schema(id_type: pa.DataType) -> pa.Schema:
+    """The columns of the scored pairs (:data:`shingling.schema.SCORED_COLUMNS`), and whether the
+    pair is one of a capped posting's star."""
+    return pa.schema([*arrow_fields(SCORED_COLUMNS, id_type), pa.field(STAR, pa.bool_())])
 
 
 def prefix_rows(
@@ -96,7 +81,6 @@ def prefix_rows(
     k: int,
     threshold: float,
     max_posting: int = 0,
-    hot: int = HOT_POSTING,
 ) -> pa.RecordBatch:
     """Documents (doc_id, sketch, ...) -> their prefix rows: (hash, doc_id, sketch, ..., earlier),
     one per hash of each sketch's join prefix (:func:`shingling.fast.frequency.select_prefixes`,
@@ -105,8 +89,7 @@ def prefix_rows(
     on), carrying the document's columns, the sketch packed (:func:`pack`), and ``earlier``: the
     positions of the prefix hashes before this one, by which a pair is scored in the posting of
     the first prefix hash it shares only (:func:`score_table`). A document whose prefix is empty
-    has no row. A :data:`WHOLE_SET` column is kept on the rows whose hash is estimated in at least
-    ``hot`` sketches, null on the others.
+    has no row.
 
     >>> f = FrequencySketch(width=256)
     >>> docs = pa.record_batch({"doc_id": ["a", "b", "c"], "sketch": [[1, 2], [1, 2], [3, 4]]})
@@ -134,10 +117,6 @@ def prefix_rows(
         pack(c) if name == SKETCH else c
         for name, c in zip(batch.schema.names, taken.columns, strict=True)
     ]
-    if WHOLE_SET in batch.schema.names:  # kept on the rows of hot hashes only
-        at = batch.schema.names.index(WHOLE_SET)
-        carry = frequency[positions(offsets, values, rows, hashes)] >= hot
-        columns[at] = pc.if_else(pa.array(carry), columns[at], pa.scalar(None, columns[at].type))
     return pa.RecordBatch.from_arrays(
         [pa.array(hashes, type=pa.int64()), *columns, pa.array(earlier, type=pa.int64())],
         names=[HASH, *batch.schema.names, EARLIER],
@@ -168,18 +147,6 @@ def pack(sketches: pa.Array | pa.ChunkedArray) -> pa.Array:
     )
 
 
-def _positions(offsets: Any, values: Any, rows: Any, hashes: Any) -> Any:
-    """Where each (row, hash) is in the sketches ``values`` (each row's run ascending)."""
-    out = np.empty(len(rows), dtype=np.int64)
-    for r in range(len(rows)):
-        lo, hi = offsets[rows[r]], offsets[rows[r] + 1]
-        out[r] = lo + np.searchsorted(values[lo:hi], hashes[r])
-    return out
-
-
-positions = Compiled(_positions)
-
-
 def score_table(
     rows: pa.Table | pa.RecordBatch,
     *,
@@ -188,17 +155,9 @@ def score_table(
     containment_threshold: float | None = None,
     max_posting: int = 0,
     work: JoinWork | None = None,
-    decide_at: float | None = None,
 ) -> pa.RecordBatch:
     """Prefix rows with every posting complete and adjacent -> the scored pairs of each posting
     (and, into ``work`` if given, the loop's pair tests and signature passes).
-
-    ``decide_at`` (a verifying run's cut, ``threshold`` then being its candidates' estimate):
-    the output has :data:`EXACT_SHARED`, and a pair whose two rows both carry their document's
-    whole shingle set (:data:`WHOLE_SET`, where the rows have that column) is decided here from
-    those sets, as verification would decide it from the texts: dropped when its exact Jaccard
-    (:class:`shingling.exact.Overlap`) misses ``decide_at``, else written with its exact shared
-    count; every other pair has -1 there, for verification.
 
     A pair is scored in each posting it is met in, but where the rows carry ``earlier``
     (:func:`prefix_rows`) only in the first one, by the prefix order. Without ``containment_threshold`` the pairs
@@ -221,10 +180,7 @@ def score_table(
         if EARLIER in rows.schema.names
         else np.zeros(len(ids), dtype=np.int64)
     )
-    carried = decide_at is not None and WHOLE_SET in rows.schema.names
-    whole = single(rows.column(WHOLE_SET)) if carried else pa.nulls(len(ids), pa.binary())
-    whole_offsets, whole_values = sketch_arrays(whole)
-    a, b, matches, jaccard, cont_a, cont_b, relation, star, shared, done = score_postings(
+    a, b, matches, jaccard, cont_a, cont_b, relation, star, done = score_postings(
         int64s(rows.column(HASH)),
         order,
         n_shingles,
@@ -236,13 +192,9 @@ def score_table(
         containment_threshold is None,
         max_posting,
         earlier,
-        whole_offsets,
-        whole_values,
-        pc.is_valid(whole).to_numpy(zero_copy_only=False),
-        -1.0 if decide_at is None else decide_at,
     )
     if work is not None:
-        work.add(done[0], done[1], done[2])
+        work.add(done[0], done[1])
     return pa.RecordBatch.from_arrays(
         [
             ids.take(a),
@@ -255,9 +207,8 @@ def score_table(
             pa.array(n_shingles[b]),
             RELATIONS.take(pa.array(relation)),
             pa.array(star),
-            *([pa.array(shared)] if decide_at is not None else []),
         ],
-        schema=output_schema(ids.type, decided=decide_at is not None),
+        schema=output_schema(ids.type),
     )
 
 
@@ -322,10 +273,9 @@ def score_sorted_batches(
     containment_threshold: float | None = None,
     max_posting: int = 0,
     work: JoinWork | None = None,
-    decide_at: float | None = None,
 ) -> Iterator[pa.RecordBatch]:
     """Batches of prefix rows sorted by hash -> scored pairs (see :func:`score_table`; ``work``,
-    if given, counts the loop's work; ``decide_at``: pairs decided from whole sets).
+    if given, counts the loop's work).
 
     A posting may run across batches: the rows of the last hash of each batch wait for the next.
     """
@@ -335,7 +285,6 @@ def score_sorted_batches(
         "containment_threshold": containment_threshold,
         "max_posting": max_posting,
         "work": work,
-        "decide_at": decide_at,
     }
     pending: list[pa.RecordBatch] = []
     for batch in batches:
@@ -452,11 +401,7 @@ def _score_postings(
     test_first: bool,
     max_posting: int,
     earlier: Any,
-    whole_offsets: Any,
-    whole_values: Any,
-    has_whole: Any,
-    decide_at: float,
-) -> tuple[Any, Any, Any, Any, Any, Any, Any, Any, Any, Any]:
+) -> tuple[Any, Any, Any, Any, Any, Any, Any, Any, Any]:
     """Every pair of rows with the same hash (rows sorted by hash), tested and scored.
 
     The arithmetic of :func:`shingling.pairs.may_reach` (and of
@@ -476,14 +421,11 @@ def _score_postings(
         earlier: per row, the positions of its prefix hashes before this one
             (:func:`shingling.fast.frequency.select_prefixes`): a pair that shares one of those is left to that hash's
             posting; 0 or -1 for none.
-        whole_offsets, whole_values, has_whole: the rows' whole shingle sets, where they carry one.
-        decide_at: the cut a pair of two rows with whole sets is decided at, exactly (negative:
-            none; with ``test_first`` only).
 
     Returns:
         Per scored pair: row of doc_a, row of doc_b, matches, jaccard, containment_a,
-        containment_b, relation (0: none, 1: near duplicate, 2: a in b, 3: b in a), whether
-        the pair is a star's and its exact shared shingles when decided (else -1). Then the work done (:class:`JoinWork`): the pairs tested and, of
+        containment_b, relation (0: none, 1: near duplicate, 2: a in b, 3: b in a), and whether
+        the pair is a star's. Then the work done (:class:`JoinWork`): the pairs tested and, of
         those tested first, the signature passes.
     """
     n = len(hashes)
@@ -497,13 +439,11 @@ def _score_postings(
         np.empty(cap, dtype=np.float64),
         np.empty(cap, dtype=np.int8),
         np.empty(cap, dtype=np.bool_),
-        np.empty(cap, dtype=np.int64),
     )
     out = 0
     start = 0
     tested = 0  # pairs of documents a posting met (a star's: each member with its centre)
     passes = 0  # of those tested first, the ones the signatures' bound did not refuse
-    decided = 0  # of those, the ones decided here from both whole sets
     scoring = (values, offsets, n_shingles, k, threshold, containment_threshold)
     signatures = np.zeros((n if test_first else 0, SIGNATURE_WORDS + 1), dtype=np.uint64)
     while start < n:
@@ -518,7 +458,7 @@ def _score_postings(
             for i in range(start, end):
                 if i != centre:
                     tested += 1
-                    found, out = _consider(found, out, scoring, centre, i, False, True, -1)
+                    found, out = _consider(found, out, scoring, centre, i, False, True)
         else:
             if test_first:
                 for i in range(start, end):
@@ -539,18 +479,11 @@ def _score_postings(
                             continue
                     if met_before(values, offsets, earlier, i, j):
                         continue
-                    shared = -1
-                    if test_first and decide_at >= 0 and has_whole[i] and has_whole[j]:
-                        shared = count_shared(whole_values, whole_offsets, i, j)
-                        decided += 1
-                        union = n_shingles[i] + n_shingles[j] - shared
-                        if relation_code(shared / union, 0.0, 0.0, decide_at, -1.0) == 0:
-                            continue  # as verification would decide it
                     a, b = (i, j) if order[i] < order[j] else (j, i)
-                    found, out = _consider(found, out, scoring, a, b, False, False, shared)
+                    found, out = _consider(found, out, scoring, a, b, False, False)
         start = end
-    work = np.zeros(3, dtype=np.int64)
-    work[0], work[1], work[2] = tested, passes, decided
+    work = np.zeros(2, dtype=np.int64)
+    work[0], work[1] = tested, passes
     return (
         found[0][:out],
         found[1][:out],
@@ -560,17 +493,15 @@ def _score_postings(
         found[5][:out],
         found[6][:out],
         found[7][:out],
-        found[8][:out],
         work,
     )
 
 
 @njit(inline="always")
 def _consider(
-    found: Any, out: int, scoring: Any, a: int, b: int, test_first: bool, star: bool, shared: int
+    found: Any, out: int, scoring: Any, a: int, b: int, test_first: bool, star: bool
 ) -> tuple[Any, int]:
-    """Score the pair (a, b) and, unless the test drops it, append it to ``found`` (with
-    ``shared``, its exact shared shingles or -1)."""
+    """Score the pair (a, b) and, unless the test drops it, append it to ``found``."""
     values, offsets, n_shingles, k, threshold, containment_threshold = scoring
     ok, both, jac, ca, cb, rel = score_pair(
         values,
@@ -599,7 +530,6 @@ def _consider(
             grown(found[5], size),
             grown(found[6], size),
             grown(found[7], size),
-            grown(found[8], size),
         )
     found[0][out] = a
     found[1][out] = b
@@ -609,25 +539,7 @@ def _consider(
     found[5][out] = cb
     found[6][out] = rel
     found[7][out] = star
-    found[8][out] = shared
     return found, out + 1
-
-
-@njit(inline="always")
-def count_shared(values: Any, offsets: Any, i: int, j: int) -> int:
-    """How many values rows i and j share (each row's run ascending, distinct): one merge."""
-    p, p1, q, q1 = offsets[i], offsets[i + 1], offsets[j], offsets[j + 1]
-    shared = 0
-    while p < p1 and q < q1:
-        if values[p] == values[q]:
-            shared += 1
-            p += 1
-            q += 1
-        elif values[p] < values[q]:
-            p += 1
-        else:
-            q += 1
-    return shared
 
 
 @njit(inline="always")

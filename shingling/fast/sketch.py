@@ -49,17 +49,12 @@ class BatchSketches:
         sketch: the bottom-k sketch of each text, ascending; null when it has no words.
         text_hash: :func:`shingling.hashing.text_hash` of each text: equal for texts with the same
             words; null when the text has no words.
-        whole: with ``whole`` = w > 0 asked of :func:`sketch_batch`, each text's whole shingle set
-            (:func:`shingling.exact.shingle_set`, ascending, packed as
-            :func:`shingling.fast.postings.pack` packs a sketch) when it has at most w distinct
-            shingles, else null; None when not asked.
     """
 
     n_words: np.ndarray
     n_shingles: np.ndarray
     sketch: pa.ListArray
     text_hash: pa.Int64Array
-    whole: pa.Array | None = None
 
 
 def sketch_batch(
@@ -69,43 +64,30 @@ def sketch_batch(
     k: int,
     unit: str = "words",
     sample_mod: int = 0,
-    whole: int = 0,
 ) -> BatchSketches:
     """Sketch every text of an Arrow string array (see :class:`BatchSketches`).
 
-    ``unit`` and ``sample_mod`` are those of :func:`shingling.sketch.sketch`. ``whole`` > 0 (bottom-k
-    sketches only): also each text's whole shingle set when it has at most that many shingles, in
-    the same pass (the distinct hashes the loop finds, kept while there are at most ``whole``).
+    ``unit`` and ``sample_mod`` are those of :func:`shingling.sketch.sketch`.
 
     >>> out = sketch_batch(pa.array(["A b c d e", None, "...", "x"]), width=4, k=20)
     >>> out.n_shingles.tolist(), out.sketch.is_null().to_pylist()
     ([2, 0, 0, 1], [False, True, True, False])
-    >>> sets = sketch_batch(pa.array(["A b c d e", "a b c d e f g"]), width=4, k=1, whole=3).whole
-    >>> [None if s is None else len(s) // 8 for s in sets.to_pylist()]  # 2 shingles; 4, more than 3
-    [2, None]
     """
     if width < 1 or k < 1:
         raise ValueError(f"width and k must be at least 1, got width={width}, k={k}")
-    if whole < 0 or (whole and sample_mod):
-        raise ValueError(f"whole sets are kept beside bottom-k sketches only, got whole={whole}")
     if isinstance(texts, pa.ChunkedArray):
         texts = texts.combine_chunks()
     batch = Folded.of(texts, unit)
     bound = sample_bound(sample_mod)
-    counts, n_shingles, text_hashes, sizes, values, whole_sizes, whole_values = sketch_texts(
+    counts, n_shingles, text_hashes, sizes, values = sketch_texts(
         *batch.loop_args(),
         width,
         k,
         0 if bound is None else min(bound - 1, INT64_MAX),  # m = 1 samples every hash
         bound is not None,
         np.uint64(SEED),
-        whole,
     )
     empty = counts == 0
-    whole_sets = None
-    if whole:
-        whole_offsets = np.concatenate(([0], np.cumsum(whole_sizes)))
-        whole_sets = _packed(whole_offsets, whole_values, whole_sizes == 0)
     sketch_offsets = np.concatenate(([0], np.cumsum(sizes))).astype(np.int32)
     sketch = pa.ListArray.from_arrays(
         pa.array(sketch_offsets), pa.array(values, type=pa.int64()), mask=pa.array(empty)
@@ -115,23 +97,6 @@ def sketch_batch(
         n_shingles=n_shingles,
         sketch=sketch,
         text_hash=pa.array(text_hashes, type=pa.int64(), mask=empty),
-        whole=whole_sets,
-    )
-
-
-def _packed(offsets: np.ndarray, values: np.ndarray, null: np.ndarray) -> pa.Array:
-    """Runs of int64 values -> one binary value each (little-endian int64 bytes, the layout of
-    :func:`shingling.fast.postings.pack`), null where ``null``."""
-    ends = np.where(null, 0, np.diff(offsets)).cumsum() * 8
-    keep = np.repeat(~null, np.diff(offsets))
-    data = values[keep].astype("<i8", copy=False).tobytes()
-    kind, width = (pa.binary(), np.int32) if len(data) < 2**31 else (pa.large_binary(), np.int64)
-    bounds = np.concatenate(([0], ends)).astype(width)
-    return pa.Array.from_buffers(
-        kind,
-        len(null),
-        [pa.array(~null).buffers()[1], pa.py_buffer(bounds), pa.py_buffer(data)],
-        null_count=int(null.sum()),
     )
 
 
@@ -146,8 +111,7 @@ def _sketch_texts(
     sample_max: int,
     sampled: bool,
     seed: Any,
-    whole: int,
-) -> tuple[Any, Any, Any, Any, Any, Any, Any]:
+) -> tuple[Any, Any, Any, Any, Any]:
     """Sketch every text of a batch of folded UTF-8 texts.
 
     Args:
@@ -159,13 +123,10 @@ def _sketch_texts(
         width, k: the shingle width and the sketch size.
         sample_max, sampled: when ``sampled``, every shingle hash up to ``sample_max`` is kept too.
         seed: the xxHash64 seed, a numpy uint64.
-        whole: keep each text's distinct shingle hashes when it has at most this many (0: none).
 
     Returns:
         Per text: its tokens, its distinct shingles, its text hash (0 when it has no tokens) and the
-        size of its sketch; then the sketches' hashes, ascending within each text, concatenated;
-        then per text the size of its whole set (0: none kept) and the sets, ascending,
-        concatenated.
+        size of its sketch; then the sketches' hashes, ascending within each text, concatenated.
     """
     n_texts = len(offsets) - 1
     n_tokens = np.zeros(n_texts, dtype=np.int64)
@@ -179,10 +140,6 @@ def _sketch_texts(
     stamps = np.zeros(SET_SIZE, dtype=np.int64)  # a slot is taken when it holds this text's stamp
     heap = np.empty(min(k, SET_SIZE), dtype=np.int64)
     picked = np.empty(SET_SIZE, dtype=np.int64)
-    seen = np.empty(max(whole, 1), dtype=np.int64)  # a text's distinct hashes, up to whole
-    whole_sizes = np.zeros(n_texts, dtype=np.int64)
-    whole_values = np.empty(n_texts * min(whole, 64) + 16, dtype=np.int64)
-    in_sets = 0
     kept = 0
     for t in range(n_texts):
         if not valid[t]:
@@ -195,20 +152,12 @@ def _sketch_texts(
         m = shingle_hashes(buf, n, width, seed)
         if m <= SET_SIZE // 2:
             distinct, found = _bottom_k_by_set(
-                buf, m, k, sampled, sample_max, t + 1, slots, stamps, heap, picked, seen
+                buf, m, k, sampled, sample_max, t + 1, slots, stamps, heap, picked
             )
             chosen = picked[:found]
         else:  # a long text: sort its shingle hashes instead of a set (memory grows with m)
-            distinct, found = _bottom_k_by_sort(signed[:m], k, sampled, sample_max, seen)
+            distinct, found = _bottom_k_by_sort(signed[:m], k, sampled, sample_max)
             chosen = signed[:found]
-        if distinct <= whole:
-            if in_sets + distinct > len(whole_values):
-                more = np.empty(2 * (in_sets + distinct), dtype=np.int64)
-                more[:in_sets] = whole_values[:in_sets]
-                whole_values = more
-            whole_values[in_sets : in_sets + distinct] = np.sort(seen[:distinct])
-            in_sets += distinct
-            whole_sizes[t] = distinct
         if kept + found > len(values):
             grown = np.empty(2 * (kept + found), dtype=np.int64)
             grown[:kept] = values[:kept]
@@ -217,15 +166,7 @@ def _sketch_texts(
         kept += found
         sizes[t] = found
         n_shingles[t] = distinct
-    return (
-        n_tokens,
-        n_shingles,
-        text_hash,
-        sizes,
-        values[:kept],
-        whole_sizes,
-        whole_values[:in_sets],
-    )
+    return n_tokens, n_shingles, text_hash, sizes, values[:kept]
 
 
 sketch_texts = Compiled(_sketch_texts)
@@ -260,13 +201,11 @@ def _bottom_k_by_set(
     stamps: Any,
     heap: Any,
     picked: Any,
-    seen: Any,
 ) -> tuple[int, int]:
     """The distinct count of ``hashes[:m]`` (uint64) and, sorted in ``picked``, its k smallest
     distinct values (signed) and every distinct value up to ``sample_max`` when ``sampled``;
     returns (distinct, how many were picked). One pass: a hash set marked with ``stamp`` (unique
-    per call, so the set is never cleared) counts them, and a max-heap keeps the k smallest. The
-    first ``len(seen)`` distinct values (signed, in the order met) go to ``seen`` too."""
+    per call, so the set is never cleared) counts them, and a max-heap keeps the k smallest."""
     mask = len(slots) - 1
     room = min(k, m)  # the heap never holds more; the sampled values go after this many
     distinct = 0
@@ -281,8 +220,6 @@ def _bottom_k_by_set(
             continue  # seen before in this text
         stamps[slot] = stamp
         slots[slot] = h
-        if distinct < len(seen):
-            seen[distinct] = h
         distinct += 1
         if in_heap < k:
             heap[in_heap] = h
@@ -311,11 +248,9 @@ def _bottom_k_by_set(
 
 
 @njit(inline="always")
-def _bottom_k_by_sort(
-    shingles: Any, k: int, sampled: bool, sample_max: int, seen: Any
-) -> tuple[int, int]:
+def _bottom_k_by_sort(shingles: Any, k: int, sampled: bool, sample_max: int) -> tuple[int, int]:
     """As :func:`_bottom_k_by_set` by sorting ``shingles`` (signed) in place; the picked values
-    are moved to its front (``seen`` gets the first distinct values, ascending)."""
+    are moved to its front."""
     shingles.sort()
     distinct = 0
     n = 0
@@ -323,8 +258,6 @@ def _bottom_k_by_sort(
         h = shingles[i]
         if i > 0 and h == shingles[i - 1]:
             continue
-        if distinct < len(seen):
-            seen[distinct] = h
         distinct += 1
         if distinct <= k or (sampled and h <= sample_max):
             shingles[n] = h

@@ -24,7 +24,6 @@ from pyspark.sql import functions as F
 
 from shingling import config as config_module
 from shingling.errors import ConfigError
-from shingling.fast.postings import WHOLE_SET_MAX
 from shingling.schema import DOC_ID, JACCARD, TEXT
 from shingling.spark.connected_components import connected_components
 from shingling.spark.decide import decisions
@@ -86,13 +85,9 @@ def sketches(
     return _sketched(corpus, Settings(width=width, k=k, unit=unit).resolved())
 
 
-def _sketched(corpus: DataFrame, cfg: config_module.Config, *, whole: int = 0) -> DataFrame:
+def _sketched(corpus: DataFrame, cfg: config_module.Config) -> DataFrame:
     return corpus.transform(
-        sketch_documents,
-        width=cfg.sketch.width,
-        k=cfg.sketch.k,
-        unit=cfg.sketch.unit,
-        whole=whole,
+        sketch_documents, width=cfg.sketch.width, k=cfg.sketch.k, unit=cfg.sketch.unit
     ).transform(skip_repeated_ids)
 
 
@@ -134,11 +129,8 @@ def near_duplicates(
     cache = cache if cache is not None else Cache()
     cfg = Settings(threshold, verify, candidate_margin, width, k, unit).resolved()
     corpus = df.select(F.col(id_col).alias(DOC_ID), F.col(text_col).alias(TEXT))
-    # read by the grouping, the join and the expansion: sketched once, when first computed; the
-    # job's stages (not lazy) decide the pairs of small documents in the join, from their whole
-    # shingle sets kept beside the sketches (shingling.fast.postings.WHOLE_SET)
-    whole = WHOLE_SET_MAX if cfg.pairs.verify and not lazy else 0
-    documents = cache.persist(_sketched(corpus, cfg, whole=whole))
+    # read by the grouping, the join and the expansion: sketched once, when first computed
+    documents = cache.persist(_sketched(corpus, cfg))
     verification = Verification.configured(cfg, corpus)
     return documents.transform(
         configured_pairs, cfg, verify=verification, cache=cache, planned=lazy

@@ -23,7 +23,7 @@ from pyspark.sql import functions as F
 
 from shingling.config import Config
 from shingling.fast.frequency import FrequencySketch, add_counts
-from shingling.fast.postings import EXACT_SHARED, HOT_POSTING, WHOLE_SET, sketch_arrays
+from shingling.fast.postings import sketch_arrays
 from shingling.pairs import candidate_threshold
 from shingling.schema import DOC_A, DOC_B, DOC_ID, RELATION, SKETCH
 from shingling.spark.transforms import (
@@ -43,7 +43,6 @@ from shingling.spark.transforms import (
 from shingling.spark.verify import (
     BITMAP_BUCKET_BITS,
     VerifyMetrics,
-    decided_in_join,
     id_bitmap_bits,
     id_position,
     verify_candidates,
@@ -186,8 +185,7 @@ class Verification:
         cache: Cache | None = None,
         planned: bool = False,
     ) -> DataFrame:
-        """Candidates -> the pairs whose exact scores pass (:func:`shingling.spark.verify.verify_candidates`;
-        those the join decided from whole shingle sets, :func:`shingling.spark.verify.decided_in_join`).
+        """Candidates -> the pairs whose exact scores pass (:func:`shingling.spark.verify.verify_candidates`).
 
         A Spark job runs here: the candidates are persisted (in ``cache``) and their ids gathered
         into a bitmap (:func:`candidate_id_bitmap`, sized for a corpus of ``documents``) that is
@@ -195,12 +193,6 @@ class Verification:
         with the candidates' ids within the plan.
         """
         candidates = (cache or Cache()).persist(candidates)
-        decided = None
-        if EXACT_SHARED in candidates.columns:  # pairs the join decided: no texts needed
-            decided = decided_in_join(
-                candidates.where(F.col(EXACT_SHARED) >= 0), threshold=threshold
-            )
-            candidates = candidates.where(F.col(EXACT_SHARED) < 0).drop(EXACT_SHARED)
         texts_of: dict[str, Any]
         if planned:
             ids = candidates.select(F.explode(F.array(DOC_A, DOC_B)).alias(DOC_ID)).distinct()
@@ -210,7 +202,7 @@ class Verification:
             bitmap = candidate_id_bitmap(candidates, bits=bits)
             texts_of = {"bitmap": candidates.sparkSession.sparkContext.broadcast(bitmap)}
             texts_of["bits"] = bits
-        verified = verify_candidates(
+        return verify_candidates(
             candidates,
             self.texts,
             width=self.width,
@@ -220,7 +212,6 @@ class Verification:
             metrics=self.metrics,
             **texts_of,
         )
-        return verified if decided is None else verified.unionByName(decided)
 
 
 @dataclass(frozen=True)
@@ -234,8 +225,7 @@ class PairMetrics:
     passed;
     ``capped``: the documents paired by star because a hash's prefix posting exceeded the cap,
     each once (at most the corpus's documents); ``work``: the pairs the postings met and tested
-    (``pairs_tested``), those the signatures passed (``signature_passes``) and those decided in
-    the join from whole shingle sets (``decided_in_join``);
+    (``pairs_tested``) and those the signatures passed (``signature_passes``);
     ``frequencies``: the size and fill of the frequency sketch that ordered the prefixes, set when
     it is built (before the pair table is computed).
     """
@@ -261,7 +251,6 @@ class PairMetrics:
         work = self.work.total()
         found["pairs_tested"] = work.tested
         found["signature_passes"] = work.signature_passes
-        found["decided_in_join"] = work.decided
         if self.frequencies:
             found["frequency_sketch"] = dict(self.frequencies)
         return found
@@ -281,7 +270,6 @@ def near_duplicate_pairs(
     verify: Verification | None = None,
     cache: Cache | None = None,
     planned: bool = False,
-    hot_posting: int = HOT_POSTING,
 ) -> DataFrame:
     """documents table -> pair table: every pair whose Jaccard reaches ``threshold``, and (with
     ``containment_threshold``, for mod-m sketches) every pair where one document's containment in
@@ -306,11 +294,6 @@ def near_duplicate_pairs(
     counted within the plan (:func:`shingling.spark.transforms.with_frequencies`) and the texts
     chosen by a semi-join; the same pairs, at the cost of two more shuffles of the sketch hashes.
     Not with mod-m sketches (``containment_threshold``).
-
-    Documents that carry their whole shingle set (:func:`shingling.spark.transforms.sketch_documents`'
-    ``whole``) have their pairs decided in the join, exactly, where the prefix hash they meet on
-    is estimated in at least ``hot_posting`` sketches (0: every one), and verified from their
-    texts elsewhere: the same pairs and scores either way.
     """
     cache = cache if cache is not None else Cache()
     if planned:
@@ -332,17 +315,12 @@ def near_duplicate_pairs(
     sketched_docs = sketched_only(documents)
     copies = cache.persist(copy_groups(sketched_docs))
     many = copies.count() > BROADCAST_GROUPS
-    joined = copies if many else F.broadcast(copies)
     # read three times, by the frequency count, the prefix join (representatives) and the
-    # expansion: persisted, the join runs once; without the whole shingle sets, which only the
-    # prefix rows read (from the documents again: a kilobyte a document is no thing to cache)
-    grouped = cache.persist(exact_groups(sketched_docs.drop(WHOLE_SET), joined))
+    # expansion: persisted, the join runs once
+    grouped = cache.persist(exact_groups(sketched_docs, copies if many else F.broadcast(copies)))
     if sketched is None:
         sketched = grouped.count()
     reps = representatives(grouped)
-    carrying = reps
-    if WHOLE_SET in documents.columns:
-        carrying = representatives(exact_groups(sketched_docs, joined))
     cap = max_posting or None
     scoring: dict[str, Any] = {
         "k": k,
@@ -366,23 +344,18 @@ def near_duplicate_pairs(
         metrics.frequencies.update(
             megabytes=round(frequencies.nbytes / (1 << 20), 1), filled=round(frequencies.filled, 3)
         )
-    # a verifying run decides in the join the pairs of documents that carry their whole shingle
-    # sets (sketch_documents' whole), exactly as verification would from their texts
-    decide_at = threshold if verify is not None and containment_threshold is None else None
     scored = scored_prefix_pairs(
         prefix_rows(
-            carrying,
+            reps,
             threshold=scoring["threshold"],
             k=k,
             frequencies=shared,
             max_posting=cap,
-            hot=hot_posting,
         ),
         **scoring,
         max_posting=cap,
         capped=metrics.capped if metrics else None,
         work=metrics.work if metrics else None,
-        decide_at=decide_at,
     )
     if containment_threshold is not None:
         excerpts = containment_candidates(

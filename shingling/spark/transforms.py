@@ -23,11 +23,9 @@ from pyspark.sql.types import BinaryType, LongType, StructField, StructType
 from shingling.fast.frequency import FrequencySketch
 from shingling.fast.postings import (
     FREQUENCY,
-    HOT_POSTING,
     SKETCH_A,
     SKETCH_B,
     STAR,
-    WHOLE_SET,
     JoinWork,
     output_schema,
     score_pair_batch,
@@ -78,18 +76,10 @@ REPEATED_ID = "repeated_id"
 
 
 def sketch_documents(
-    docs: DataFrame,
-    *,
-    width: int,
-    k: int,
-    unit: str = "words",
-    sample_mod: int = 0,
-    whole: int = 0,
+    docs: DataFrame, *, width: int, k: int, unit: str = "words", sample_mod: int = 0
 ) -> DataFrame:
     """(doc_id, text[, repeated_id]) -> (doc_id, n_words, n_shingles, sketch, text_hash, skip_reason,
-    text_checksum), and with ``whole`` > 0 :data:`shingling.fast.postings.WHOLE_SET`: each
-    document's whole shingle set when it has at most ``whole`` shingles (not a column of the
-    documents table: the pair stage decides pairs of such documents in the join).
+    text_checksum).
 
     One row per input row: its sketch, or a null sketch and the reason it has none (rows whose
     ``repeated_id`` is true are skipped as ``duplicate_id``; see also :func:`skip_repeated_ids`). Runs
@@ -101,8 +91,6 @@ def sketch_documents(
     (:func:`shingling.fast.text.invalid_utf8`) and skipped as ``invalid_utf8`` instead.
     """
     schema = documents_schema(docs.schema[DOC_ID].dataType)
-    if whole:
-        schema = schema.add(StructField(WHOLE_SET, BinaryType(), True))
     repeated = F.col(REPEATED_ID) if REPEATED_ID in docs.columns else F.lit(False)
     checked = docs.select(
         DOC_ID,
@@ -124,7 +112,6 @@ def sketch_documents(
                 k=k,
                 unit=unit,
                 sample_mod=sample_mod,
-                whole=whole,
             )
             reason = pc.if_else(
                 null_id,
@@ -152,7 +139,6 @@ def sketch_documents(
                     out.text_hash,
                     reason,
                     pc.if_else(pc.is_null(reason), batch.column(TEXT_CHECKSUM), None),
-                    *([pc.if_else(pc.is_null(reason), out.whole, None)] if whole else []),
                 ],
                 names=schema.fieldNames(),
             )
@@ -181,11 +167,7 @@ def skip_repeated_ids(documents: DataFrame) -> DataFrame:
             F.when(F.col(REPEATED_ID), F.lit(0).cast("long")).otherwise(F.col(c)).alias(c)
             for c in (N_WORDS, N_SHINGLES)
         ),
-        *(
-            F.when(~F.col(REPEATED_ID), F.col(c)).alias(c)
-            for c in (SKETCH, TEXT_HASH, WHOLE_SET)
-            if c in documents.columns
-        ),
+        *(F.when(~F.col(REPEATED_ID), F.col(c)).alias(c) for c in (SKETCH, TEXT_HASH)),
         F.when(F.col(REPEATED_ID), F.lit(SKIP_DUPLICATE_ID))
         .otherwise(F.col(SKIP_REASON))
         .alias(SKIP_REASON),
@@ -233,10 +215,8 @@ def copy_groups(documents: DataFrame) -> DataFrame:
 
 
 def representatives(grouped: DataFrame) -> DataFrame:
-    """Grouped documents -> one row per group, its representative's (doc_id, n_shingles, sketch,
-    and the whole shingle set where the documents have that column)."""
-    whole = [WHOLE_SET] if WHOLE_SET in grouped.columns else []
-    return grouped.where(F.col(DOC_ID) == F.col(GROUP)).select(DOC_ID, N_SHINGLES, SKETCH, *whole)
+    """Grouped documents -> one row per group, its representative's (doc_id, n_shingles, sketch)."""
+    return grouped.where(F.col(DOC_ID) == F.col(GROUP)).select(DOC_ID, N_SHINGLES, SKETCH)
 
 
 def shared_hashes(reps: DataFrame) -> DataFrame:
@@ -262,12 +242,9 @@ def prefix_rows(
     k: int,
     frequencies: SharedFrequencies | None,
     max_posting: int | None = None,
-    hot: int = HOT_POSTING,
 ) -> DataFrame:
     """(doc_id, sketch, ...) -> (hash, doc_id, sketch, ...): the part of each sketch's prefix that
-    can meet another, with the document's columns (the sketch packed as binary; a whole shingle
-    set, :data:`shingling.fast.postings.WHOLE_SET`, only on the rows of hashes estimated in
-    ``hot`` sketches or more).
+    can meet another, with the document's columns (the sketch packed as binary).
 
     Prefix filtering (Bayardo et al. 2007) is lossless: a pair whose estimate reaches the threshold
     shares at least t = ceil(threshold * n) of the n hashes of either sketch's bottom-k part, so
@@ -301,9 +278,7 @@ def prefix_rows(
         if shared is not None:
             table = FrequencySketch.from_bytes(shared.table.value, shared.width, shared.depth)
         for batch in batches:
-            yield prefix_batch(
-                batch, table, k=k, threshold=threshold, max_posting=max_posting or 0, hot=hot
-            )
+            yield prefix_batch(batch, table, k=k, threshold=threshold, max_posting=max_posting or 0)
 
     return source.mapInArrow(select, schema)
 
@@ -454,22 +429,21 @@ class _ByTask(AccumulatorParam):
 
 class JoinWorkCounter:
     """The posting loop's work over the whole join (:class:`shingling.fast.postings.JoinWork`:
-    ``pairs.pairs_tested``, ``pairs.signature_passes`` and ``pairs.decided_in_join`` in the
-    summary), gathered on the
+    ``pairs.pairs_tested`` and ``pairs.signature_passes`` in the summary), gathered on the
     executors as the pairs are computed (each task's count, once), no extra pass."""
 
     def __init__(self) -> None:
-        self.tasks: Accumulator[dict[int, tuple[int, int, int]]] | None = None
+        self.tasks: Accumulator[dict[int, tuple[int, int]]] | None = None
 
-    def attach(self, sc: SparkContext) -> Accumulator[dict[int, tuple[int, int, int]]]:
+    def attach(self, sc: SparkContext) -> Accumulator[dict[int, tuple[int, int]]]:
         if self.tasks is None:
             self.tasks = sc.accumulator({}, _ByTask())
         return self.tasks
 
     def total(self) -> JoinWork:
         work = JoinWork()
-        for counts in (self.tasks.value if self.tasks is not None else {}).values():
-            work.add(*counts)
+        for tested, passes in (self.tasks.value if self.tasks is not None else {}).values():
+            work.add(tested, passes)
         return work
 
 
@@ -482,13 +456,8 @@ def scored_prefix_pairs(
     max_posting: int | None = None,
     capped: CappedDocuments | None = None,
     work: JoinWorkCounter | None = None,
-    decide_at: float | None = None,
 ) -> DataFrame:
     """(hash, doc_id, n_shingles, sketch) prefix rows -> scored pairs of documents sharing a hash.
-
-    ``decide_at`` (a verifying run's cut; ``threshold`` is then its candidates'): the pairs carry
-    :data:`shingling.fast.postings.EXACT_SHARED`, and those whose rows both carry their whole
-    shingle sets are decided in the loop (:func:`shingling.fast.postings.score_table`).
 
     The rows are shuffled by hash once and sorted within each partition; on the executors
     :func:`shingling.fast.postings.score_sorted_batches` scores every pair of each posting with a
@@ -505,8 +474,7 @@ def scored_prefix_pairs(
     ``work`` the pairs the loop tested.
     """
     # the columns score_sorted_batches writes, in Spark's types
-    id_type = to_arrow_type(prefixes.schema[DOC_ID].dataType)
-    schema = from_arrow_schema(output_schema(id_type, decided=decide_at is not None))
+    schema = from_arrow_schema(output_schema(to_arrow_type(prefixes.schema[DOC_ID].dataType)))
     sc = prefixes.sparkSession.sparkContext
     ids = capped.attach(sc) if capped is not None else None
     tasks = work.attach(sc) if work is not None else None
@@ -521,7 +489,6 @@ def scored_prefix_pairs(
             containment_threshold=containment_threshold,
             max_posting=max_posting or 0,
             work=done,
-            decide_at=decide_at,
         ):
             if ids is not None and pc.any(out.column(STAR)).as_py():
                 star = out.filter(out.column(STAR))
@@ -532,10 +499,11 @@ def scored_prefix_pairs(
         if tasks is not None:
             task = TaskContext.get()
             key = task.partitionId() if task is not None else 0
-            tasks.add({key: (done.tested, done.signature_passes, done.decided)})
+            tasks.add({key: (done.tested, done.signature_passes)})
 
-    carried = [c for c in (EARLIER, WHOLE_SET) if c in prefixes.columns]
-    rows = prefixes.select(HASH, DOC_ID, N_SHINGLES, SKETCH, *carried)
+    rows = prefixes.select(
+        HASH, DOC_ID, N_SHINGLES, SKETCH, *([EARLIER] if EARLIER in prefixes.columns else [])
+    )
     scored = rows.repartition(HASH).sortWithinPartitions(HASH).mapInArrow(score, schema)
     return scored.drop(STAR)
 

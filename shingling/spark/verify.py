@@ -29,7 +29,6 @@ from pyspark.sql.types import BooleanType, DoubleType, LongType, StructField, St
 
 from shingling.errors import ExitCode, ShinglingError
 from shingling.fast.exact import BatchOverlap, overlap_batch
-from shingling.fast.postings import EXACT_SHARED as EXACT_SHARED_IN_JOIN
 from shingling.schema import (
     CONTAINMENT_A,
     CONTAINMENT_B,
@@ -196,41 +195,6 @@ def in_bitmap(bitmap: Any, bits: int) -> Any:
         return pa.array(((table[p >> 3] >> (p & 7)) & 1).astype(bool))
 
     return lambda ids: member(id_position(ids, bits))
-
-
-def decided_in_join(pairs: DataFrame, *, threshold: float) -> DataFrame:
-    """Pairs the join decided from both documents' whole shingle sets (their exact shared count in
-    :data:`shingling.fast.postings.EXACT_SHARED`) -> the same rows :func:`verify_candidates` gives
-    for them from their texts: ``jaccard`` and the containments exact (|A| and |B| are
-    ``shingles_a`` and ``shingles_b``, the sets' sizes), ``jaccard_estimate`` the sketch's, and
-    the relation at ``threshold`` (those that miss it are not rows; the join dropped them).
-
-    The arithmetic is :class:`shingling.exact.Overlap`'s (one division of two integers below
-    2**53, rounded once), so the scores equal verification's bit for bit (tested).
-    """
-    shared, size_a, size_b = F.col(EXACT_SHARED_IN_JOIN), F.col(SHINGLES_A), F.col(SHINGLES_B)
-    dropped = (JACCARD, CONTAINMENT_A, CONTAINMENT_B, RELATION, EXACT_SHARED_IN_JOIN)
-
-    def ratio(
-        part: Column, whole: Column
-    ) -> Column:  # Overlap's: 0.0 over an empty set, never null
-        return F.coalesce(F.try_divide(part, whole), F.lit(0.0))
-
-    exact = pairs.select(
-        *(F.col(c) for c in pairs.columns if c not in dropped),
-        ratio(shared, size_a + size_b - shared).alias(JACCARD),
-        F.col(JACCARD).alias(JACCARD_ESTIMATE),
-        ratio(shared, size_a).alias(CONTAINMENT_A),
-        ratio(shared, size_b).alias(CONTAINMENT_B),
-    )
-    rel = relation(
-        F.col(JACCARD),
-        F.col(CONTAINMENT_A),
-        F.col(CONTAINMENT_B),
-        threshold=threshold,
-        containment_threshold=None,
-    )
-    return exact.withColumn(RELATION, rel).where(F.col(RELATION).isNotNull())
 
 
 def verify_candidates(

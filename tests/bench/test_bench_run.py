@@ -71,14 +71,13 @@ def test_the_note_gives_the_joins_work_per_document_from_the_summary() -> None:
         "pairs_tested": 5000,
         "signature_passes": 1000,
         "candidate_pairs": 300,
-        "decided_in_join": 100,
         "verification": {"candidates_verified": 150},
     }
     detail = {"stage_seconds": stages, "pairs": pairs, "documents": {"sketched": 200}}
     note = pipeline_note([Run("pipeline", "ok", 40.0, detail=detail)])
     assert (
         "per sketched document: pairs tested 25.00, signature passes 5.00, "
-        "candidates scored 1.50, decided in the join 0.50, verified 0.75." in note
+        "candidates scored 1.50, verified 0.75." in note
     ), note
     # a summary from before the counters: no such sentence
     old = {

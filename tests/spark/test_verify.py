@@ -8,13 +8,10 @@ import pytest
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
-from shingling.exact import Overlap
-from shingling.exact import shingle_set as exact_set
 from shingling.schema import DOC_A, DOC_B, DOC_ID, TEXT
 from shingling.sketch import sketch
 from shingling.spark.stages import candidate_id_bitmap
 from shingling.spark.verify import (
-    decided_in_join,
     exact_overlap,
     id_bitmap_bits,
     id_position,
@@ -151,36 +148,3 @@ def test_the_candidate_id_bitmap_holds_both_ids_when_a_recomputation_turns_the_r
     kept = {r[0] for r in texts.where(in_bitmap(shared, bits)(F.col(DOC_ID))).collect()}
     assert kept == {i for p in pairs for i in p}
     assert int(counter.read_text()) >= 1
-
-
-def test_pairs_decided_in_the_join_get_verification_s_scores_bit_for_bit(
-    spark: SparkSession, texts: dict[str, str], text_pairs: list[tuple[str, str]]
-) -> None:
-    # the join hands over each decided pair's exact shared count; the scores made of it must be
-    # the library's (Overlap) exactly, and the relation verification's at the cut
-    rows = []
-    expected = {}
-    for a, b in text_pairs:
-        sa = exact_set(lookup(texts, a), width=4)
-        sb = exact_set(lookup(texts, b), width=4)
-        o = Overlap.of(sa, sb)
-        rows.append((a, b, 3, 0.25, 0.5, 0.5, o.size_a, o.size_b, "near_duplicate", o.shared))
-        if o.jaccard >= 0.3:
-            expected[(a, b)] = (o.jaccard, o.containment_a, o.containment_b)
-    schema = (
-        "doc_a string, doc_b string, matches int, jaccard double, containment_a double,"
-        " containment_b double, shingles_a long, shingles_b long, relation string,"
-        " exact_shared long"
-    )
-    decided = decided_in_join(spark.createDataFrame(rows, schema), threshold=0.3)
-    # written beside verified pairs, whose scores are never null: the same columns
-    assert not any(
-        decided.schema[c].nullable for c in ("jaccard", "containment_a", "containment_b")
-    )
-    got = decided.collect()
-    assert 0 < len(expected) < len(rows)  # on both sides of the cut
-    assert {
-        (r[DOC_A], r[DOC_B]): (r["jaccard"], r["containment_a"], r["containment_b"]) for r in got
-    } == expected
-    assert {r["jaccard_estimate"] for r in got} == {0.25}
-    assert {r["relation"] for r in got} == {"near_duplicate"}

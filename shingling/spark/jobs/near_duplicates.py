@@ -28,7 +28,6 @@ from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
 from shingling import config as config_module
-from shingling.fast.postings import WHOLE_SET, WHOLE_SET_MAX
 from shingling.schema import (
     EXACT,
     RUN_CONFIG,
@@ -51,9 +50,6 @@ STEPS = 3  # sketching, pairing (and verifying), counting
 
 
 CHECKED = "documents.ids-checked"  # the documents table rewritten when some ids repeat
-# the documents table with each small document's whole shingle set, read by the pair stage only
-# and deleted before the output is committed (shingling.fast.postings.WHOLE_SET)
-WITH_SETS = "documents.with-shingle-sets"
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -83,35 +79,21 @@ def run(
         )
         steps = Steps(spark, STEPS)
         steps.start("sketching", f"width {cfg.sketch.width}, k {cfg.sketch.k}")
-        # a verifying run keeps the whole shingle sets of small documents beside their sketches
-        # (one pass over the texts): the join decides their pairs, verification never reads them
-        whole = WHOLE_SET_MAX if cfg.pairs.verify and not cfg.sketch.sample_mod else 0
-        sketched = corpus.transform(
+        corpus.transform(
             sketch_documents,
             width=cfg.sketch.width,
             k=cfg.sketch.k,
             unit=cfg.sketch.unit,
             sample_mod=cfg.sketch.sample_mod,
-            whole=whole,
-        )
-        if whole:  # the documents table is the same without the sets (Parquet reads no more)
-            sketched.write.parquet(out.table(WITH_SETS))
-            sketched = spark.read.parquet(out.table(WITH_SETS))
-            sketched = sketched.drop(WHOLE_SET)
-        sketched.write.parquet(out.table("documents"))
+        ).write.parquet(out.table("documents"))
         documents = spark.read.parquet(out.table("documents"))
         # ids are checked on the written table, in the pass that counts it (no pass over the texts)
         counted = count_documents(documents.transform(skip_repeated_ids))
-        repeats = bool(counted.skipped[SKIP_DUPLICATE_ID])
-        if repeats:  # rare: rewrite, the repeats skipped
+        if counted.skipped[SKIP_DUPLICATE_ID]:  # rare: rewrite, the repeats skipped
             documents.transform(skip_repeated_ids).write.parquet(out.table(CHECKED))
             out.replace(CHECKED, "documents")
             documents = spark.read.parquet(out.table("documents"))
         sketch_seconds = steps.done(json.dumps(asdict(counted)))
-        paired = documents
-        if whole:
-            paired = spark.read.parquet(out.table(WITH_SETS))
-            paired = paired.transform(skip_repeated_ids) if repeats else paired
 
         stage = time.monotonic()
         verification = Verification.configured(cfg, corpus, metrics=VerifyMetrics())
@@ -127,7 +109,7 @@ def run(
         )
         metrics = PairMetrics()
         cache = Cache()
-        paired.transform(
+        documents.transform(
             configured_pairs,
             cfg,
             sketched=counted.sketched,
@@ -136,8 +118,6 @@ def run(
             cache=cache,
         ).write.parquet(out.table("pairs"))
         cache.release()  # the pair stage's persisted intermediates
-        if whole:
-            out.files.delete(out.table(WITH_SETS))
         steps.done("written")
         steps.start("counting", "the written pair table")
         counts = (

@@ -16,7 +16,6 @@ from testdata import licence_words, light_edits, sample_corpus
 
 from shingling import pairs
 from shingling.estimators import containment, jaccard, matches
-from shingling.exact import Overlap, shingle_set
 from shingling.fast import estimators, postings
 from shingling.fast.postings import (
     pack,
@@ -32,7 +31,7 @@ K = 20
 
 
 @cache
-def texts() -> dict[str, str]:
+def sketches(sample_mod: int = 0) -> dict[str, Sketch]:
     """Every 20th document of the sample corpus and a lightly edited copy or an excerpt of each."""
     rng = random.Random(7)
     texts = {}
@@ -45,13 +44,7 @@ def texts() -> dict[str, str]:
         else:
             edited = light_edits(passage, 0.05, list(licence_words()), rng)
             texts[f"{doc_id}-edit"] = " ".join(edited)
-    return texts
-
-
-@cache
-def sketches(sample_mod: int = 0) -> dict[str, Sketch]:
-    """The sketches of :func:`texts`."""
-    return {d: sketch(t, width=4, k=K, sample_mod=sample_mod) for d, t in texts().items()}
+    return {d: sketch(t, width=4, k=K, sample_mod=sample_mod) for d, t in texts.items()}
 
 
 def posting_rows(found: dict[str, Sketch], ids: dict[str, object] | None = None) -> pa.Table:
@@ -324,74 +317,3 @@ def test_the_compiled_may_reach_is_the_reference_on_any_sketches(
     offsets, values = sketch_arrays(pa.array(rows, pa.list_(pa.int64())))
     got = _may_reach_all(values, offsets, k, threshold)
     assert got.tolist() == _reference_may_reach(rows, k, threshold)
-
-
-def with_whole_sets(rows: pa.Table, most: int) -> pa.Table:
-    """Posting rows with each document's whole shingle set when it has at most ``most``."""
-    sets = {d: shingle_set(t, width=4) for d, t in texts().items()}
-    whole = [
-        np.array(sorted(sets[d]), dtype="<i8").tobytes() if len(sets[d]) <= most else None
-        for d in rows.column("doc_id").to_pylist()
-    ]
-    return rows.append_column(postings.WHOLE_SET, pa.array(whole, pa.binary()))
-
-
-@pytest.mark.parametrize("most", [0, 60, 256, 10_000])
-def test_pairs_of_whole_sets_are_decided_as_verification_decides_them(most: int) -> None:
-    rows = with_whole_sets(posting_rows(sketches()), most)
-    sets = {d: shingle_set(t, width=4) for d, t in texts().items()}
-    candidates = score_table(rows, k=K, threshold=0.3).to_pylist()
-    decided = score_table(rows, k=K, threshold=0.3, decide_at=0.5).to_pylist()
-    expected = []
-    for row in candidates:
-        a, b = sets[row["doc_a"]], sets[row["doc_b"]]
-        if len(a) <= most and len(b) <= most:
-            exact = Overlap.of(a, b)
-            if exact.jaccard < 0.5:
-                continue
-            expected.append({**row, postings.EXACT_SHARED: exact.shared})
-        else:
-            expected.append({**row, postings.EXACT_SHARED: -1})
-    assert decided == expected
-    if most >= 256:  # real pairs on both sides of the cut are decided here
-        assert len(decided) < len(candidates)
-        assert any(r[postings.EXACT_SHARED] >= 0 for r in decided)
-    if most == 0:
-        assert all(r[postings.EXACT_SHARED] == -1 for r in decided)
-    # without decide_at the whole sets change nothing, and the column is not there
-    assert score_table(rows, k=K, threshold=0.3).equals(
-        score_table(posting_rows(sketches()), k=K, threshold=0.3)
-    )
-
-
-def test_only_hot_prefix_rows_carry_whole_sets() -> None:
-    found = sketches()
-    ids = sorted(found)
-    docs = pa.record_batch(
-        {
-            "doc_id": ids,
-            "n_shingles": pa.array([found[d].n_shingles for d in ids], pa.int64()),
-            "sketch": pa.array([list(found[d].hashes) for d in ids], pa.list_(pa.int64())),
-            postings.WHOLE_SET: pa.array([str(d).encode() for d in ids], pa.binary()),
-        }
-    )
-    rng = random.Random(3)
-    frequency = [[rng.choice([2, 5, 31, 32, 40, 500]) for _ in found[d].hashes] for d in ids]
-    counted = docs.append_column(postings.FREQUENCY, pa.array(frequency, pa.list_(pa.int64())))
-    rows = postings.prefix_rows(counted, None, k=K, threshold=0.3)
-    of = {
-        (d, h): f
-        for d, fs in zip(ids, frequency, strict=True)
-        for h, f in zip(found[d].hashes, fs, strict=True)
-    }
-    carried = 0
-    for d, h, whole in zip(
-        rows.column("doc_id").to_pylist(),
-        rows.column("hash").to_pylist(),
-        rows.column(postings.WHOLE_SET).to_pylist(),
-        strict=True,
-    ):
-        hot = of[(d, h)] >= postings.HOT_POSTING
-        assert whole == (str(d).encode() if hot else None)
-        carried += hot
-    assert 0 < carried < rows.num_rows

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import numpy as np
 import pyarrow as pa
 import pytest
 from hypothesis import given, settings
@@ -15,7 +14,6 @@ from testdata import (
     sample_corpus_rows,
 )
 
-from shingling.exact import shingle_set
 from shingling.fast.sketch import sketch_batch
 from shingling.fast.text import SET_SIZE
 from shingling.normalize import words
@@ -160,48 +158,3 @@ def test_texts_around_the_hash_set_size_equal_the_library(sample_mod: int) -> No
     rows = batch_rows(pa.array(texts), 4, 20, sample_mod=sample_mod)
     assert [r["n_words"] - 3 for r in rows] == sizes
     assert rows == expected_rows(texts, 4, 20, sample_mod=sample_mod)
-
-
-def whole_sets(texts: list[str | None], width: int, k: int, whole: int) -> list[list[int] | None]:
-    out = sketch_batch(pa.array(texts, type=pa.string()), width=width, k=k, whole=whole)
-    assert out.whole is not None
-    # the sketch is unchanged by keeping the whole sets beside it
-    assert out.sketch.equals(
-        sketch_batch(pa.array(texts, type=pa.string()), width=width, k=k).sketch
-    )
-    return [
-        None if s is None else np.frombuffer(s, dtype="<i8").tolist() for s in out.whole.to_pylist()
-    ]
-
-
-def library_whole_sets(texts: list[str | None], width: int, whole: int) -> list[list[int] | None]:
-    sets = [shingle_set(t, width=width) if t is not None else frozenset() for t in texts]
-    return [sorted(s) if 0 < len(s) <= whole else None for s in sets]
-
-
-@settings(max_examples=100, deadline=None)
-@given(
-    st.lists(DOCUMENT, max_size=20),
-    st.integers(min_value=1, max_value=5),
-    st.integers(min_value=1, max_value=30),
-    st.integers(min_value=1, max_value=40),
-)
-def test_whole_sets_are_the_library_shingle_sets(
-    texts: list[str | None], width: int, k: int, whole: int
-) -> None:
-    assert whole_sets(texts, width, k, whole) == library_whole_sets(texts, width, whole)
-
-
-def test_whole_sets_of_real_text_are_the_library_shingle_sets() -> None:
-    texts = [t for _, t in sample_corpus()[::5]] + list(licence_texts().values())[::3]
-    sets = [shingle_set(t, width=4) for t in texts]  # the library's, once
-    for whole in (1, 64, 256, SET_SIZE):
-        found = whole_sets(texts, 4, 20, whole)
-        assert found == [sorted(s) if len(s) <= whole else None for s in sets]
-        if whole == 256:  # the real texts give both kinds
-            assert any(s is None for s in found) and any(s is not None for s in found)
-
-
-def test_whole_sets_are_not_kept_beside_sampled_sketches() -> None:
-    with pytest.raises(ValueError, match="bottom-k"):
-        sketch_batch(pa.array(["a b c d e"]), width=4, k=20, sample_mod=8, whole=256)

@@ -80,8 +80,8 @@ def _size(value: str) -> bool:
     return _SIZE.match(value) is not None
 
 
-_UNITS = {"": 0, "b": 0, "k": 10, "kb": 10, "m": 20, "mb": 20, "g": 30, "gb": 30, "t": 40, "tb": 40}
-_UNITS |= {"p": 50, "pb": 50}
+# a size unit's power of two, by its first letter (k and kb are the same)
+_SHIFTS = {"": 0, "b": 0, "k": 10, "m": 20, "g": 30, "t": 40, "p": 50}
 
 
 def size_bytes(value: str) -> int:
@@ -95,7 +95,7 @@ def size_bytes(value: str) -> int:
     if m is None:
         raise ValueError(f"not a size: {value!r}")
     unit = (m.group(1) or "").lower()
-    return int(text[: len(text) - len(unit)]) << _UNITS[unit]
+    return int(text[: len(text) - len(unit)]) << _SHIFTS[unit[:1]]
 
 
 def _duration(value: str) -> bool:

@@ -220,8 +220,9 @@ def verify_candidates(
     meets its two texts by two joins on that one shuffle, and one Arrow function per batch
     computes every pair's exact overlap (:func:`shingling.fast.exact.overlap_batch`, compiled), on
     up to :data:`SCORE_ROWS` pairs at once (:func:`regrouped`). Batches and calls are bounded in
-    bytes by ``spark.sql.execution.arrow.maxBytesPerBatch``, so two very long texts travel alone. A candidate whose text is missing fails the job (:class:`MissingTextError`):
-    a pair is never written unverified. ``wanted`` (doc_id), instead of a bitmap: the ids whose
+    bytes by ``spark.sql.execution.arrow.maxBytesPerBatch``, so two very long texts travel alone.
+    A candidate whose text is missing fails the job (:class:`MissingTextError`): a pair is never
+    written unverified. ``wanted`` (doc_id), instead of a bitmap: the ids whose
     texts to keep, by a semi-join within the plan (Spark broadcasts it when it is small).
 
     Building the plan runs nothing; the caller persists ``candidates`` when they are also read to

@@ -57,15 +57,18 @@ class JoinWork:
     """The work of the posting loop, counted as it runs: ``tested``, the pairs of documents its
     postings met (n (n - 1) / 2 in a posting of n, n - 1 in a capped one's star);
     ``signature_passes``, those of them the signatures' bound did not refuse, each then one
-    intersection of two sketches (:func:`shingling.pairs.may_reach`). The join's cost grows with
-    these, not with the pairs written."""
+    intersection of two sketches (:func:`shingling.pairs.may_reach`); ``scored``, the pairs then
+    scored (those the intersection passed; with a containment threshold every pair met). The
+    join's cost grows with these, not with the pairs written."""
 
     tested: int = 0
     signature_passes: int = 0
+    scored: int = 0
 
-    def add(self, tested: int, signature_passes: int) -> None:
+    def add(self, tested: int, signature_passes: int, scored: int = 0) -> None:
         self.tested += int(tested)
         self.signature_passes += int(signature_passes)
+        self.scored += int(scored)
 
 
 def output_schema(id_type: pa.DataType) -> pa.Schema:
@@ -194,7 +197,7 @@ def score_table(
         earlier,
     )
     if work is not None:
-        work.add(done[0], done[1])
+        work.add(done[0], done[1], len(a))
     return pa.RecordBatch.from_arrays(
         [
             ids.take(a),

@@ -219,10 +219,11 @@ class PairMetrics:
     """Counts gathered while the pair table is written (Spark observations, no extra pass), and
     the frequency sketch's size and fill.
 
-    ``scored``: candidate pairs of representatives scored, those the prefix join met that passed
-    :func:`shingling.pairs.may_reach` (a pair is scored in the posting of the first prefix hash it shares, and in
-    each posting the cap can star); ``candidates``: the distinct pairs of representatives that
-    passed;
+    ``scored``: the excerpt candidates scored (mod-m sketches), which with the pairs the prefix
+    join's loop scores (``work``: those it met that passed :func:`shingling.pairs.may_reach`, a
+    pair in the posting of the first prefix hash it shares, and in each posting the cap can star)
+    are the summary's ``candidate_pairs``; ``candidates``: the distinct pairs of representatives
+    that passed;
     ``capped``: the documents paired by star because a hash's prefix posting exceeded the cap,
     each once (at most the corpus's documents); ``work``: the pairs the postings met and tested
     (``pairs_tested``) and those the signatures passed (``signature_passes``);
@@ -249,6 +250,7 @@ class PairMetrics:
                 continue
         found["capped_documents"] = self.capped.count()
         work = self.work.total()
+        found["candidate_pairs"] += work.scored  # the loop's; the excerpts' are observed
         found["pairs_tested"] = work.tested
         found["signature_passes"] = work.signature_passes
         if self.frequencies:
@@ -361,9 +363,12 @@ def near_duplicate_pairs(
         excerpts = containment_candidates(
             reps, threshold=scoring["containment_threshold"], max_posting=cap
         )
-        scored = scored.unionByName(score_pairs(excerpts, reps, **scoring))
-    if metrics is not None:
-        scored = scored.observe(metrics.scored, F.count(F.lit(1)).alias("candidate_pairs"))
+        excerpts_scored = score_pairs(excerpts, reps, **scoring)
+        if metrics is not None:
+            excerpts_scored = excerpts_scored.observe(
+                metrics.scored, F.count(F.lit(1)).alias("candidate_pairs")
+            )
+        scored = scored.unionByName(excerpts_scored)
     rep_pairs = scored.where(F.col(RELATION).isNotNull()).dropDuplicates([DOC_A, DOC_B])
     if metrics is not None:
         rep_pairs = rep_pairs.observe(

@@ -429,21 +429,22 @@ class _ByTask(AccumulatorParam):
 
 class JoinWorkCounter:
     """The posting loop's work over the whole join (:class:`shingling.fast.postings.JoinWork`:
-    ``pairs.pairs_tested`` and ``pairs.signature_passes`` in the summary), gathered on the
-    executors as the pairs are computed (each task's count, once), no extra pass."""
+    ``pairs.pairs_tested``, ``pairs.signature_passes`` and the loop's part of
+    ``pairs.candidate_pairs`` in the summary), gathered on the executors as the pairs are computed
+    (each task's count, once), no extra pass."""
 
     def __init__(self) -> None:
-        self.tasks: Accumulator[dict[int, tuple[int, int]]] | None = None
+        self.tasks: Accumulator[dict[int, tuple[int, int, int]]] | None = None
 
-    def attach(self, sc: SparkContext) -> Accumulator[dict[int, tuple[int, int]]]:
+    def attach(self, sc: SparkContext) -> Accumulator[dict[int, tuple[int, int, int]]]:
         if self.tasks is None:
             self.tasks = sc.accumulator({}, _ByTask())
         return self.tasks
 
     def total(self) -> JoinWork:
         work = JoinWork()
-        for tested, passes in (self.tasks.value if self.tasks is not None else {}).values():
-            work.add(tested, passes)
+        for tested, passes, scored in (self.tasks.value if self.tasks is not None else {}).values():
+            work.add(tested, passes, scored)
         return work
 
 
@@ -465,7 +466,10 @@ def scored_prefix_pairs(
     them; with ``containment_threshold`` none are dropped, a pair may be an excerpt whatever its
     Jaccard estimate). The candidates (millions where documents quote common text) are never rows.
     A pair met through several hashes is scored once per hash; the caller keeps one row of the
-    passing ones.
+    passing ones. Only pairs with a relation (the estimate reaches ``threshold``, or a containment
+    ``containment_threshold``) leave the executors' Python workers: at 1M documents on the default
+    recipe two thirds of the pairs the loop scores at the candidate threshold have none (``work``
+    counts them all).
 
     A hash in the prefixes of more than ``max_posting`` documents (a family of thousands of near
     copies, whose every hash is hot) would add that many squared pairs; its documents are paired
@@ -493,13 +497,15 @@ def scored_prefix_pairs(
             if ids is not None and pc.any(out.column(STAR)).as_py():
                 star = out.filter(out.column(STAR))
                 starred.update(star.column(DOC_A).to_pylist(), star.column(DOC_B).to_pylist())
-            yield out
+            related = out.filter(pc.is_valid(out.column(RELATION)))
+            if related.num_rows:
+                yield related
         if ids is not None and starred:
             ids.add(starred)
         if tasks is not None:
             task = TaskContext.get()
             key = task.partitionId() if task is not None else 0
-            tasks.add({key: (done.tested, done.signature_passes)})
+            tasks.add({key: (done.tested, done.signature_passes, done.scored)})
 
     rows = prefixes.select(
         HASH, DOC_ID, N_SHINGLES, SKETCH, *([EARLIER] if EARLIER in prefixes.columns else [])

@@ -168,7 +168,7 @@ def test_scored_prefix_pairs_equal_the_sql_scores_of_every_candidate(
 ) -> None:
     # with a containment threshold nothing is dropped unscored: every pair sharing a prefix hash,
     # once (in the posting of the first prefix hash it shares), scored by the compiled loop as
-    # score_pairs scores it in Spark SQL
+    # score_pairs scores it in Spark SQL; those with a relation leave the Python workers
     frequencies = hash_frequencies(sample_reps, k=K, sketch=FrequencySketch(1 << 16))
     prefixes = prefix_rows(
         sample_reps, threshold=0.3, k=K, frequencies=share_frequencies(spark, frequencies)
@@ -182,8 +182,9 @@ def test_scored_prefix_pairs_equal_the_sql_scores_of_every_candidate(
     once = met.distinct()
     assert met.count() > 2 * once.count()  # most pairs meet in several postings
     expected = score_pairs(once, sample_reps, **scoring)
-    assert expected.where(F.col(RELATION).isNotNull()).count() >= 10
-    assertDataFrameEqual(got, expected)
+    related = expected.where(F.col(RELATION).isNotNull())
+    assert 10 <= related.count() < expected.count()
+    assertDataFrameEqual(got, related)
 
 
 @pytest.mark.parametrize(("threshold", "width"), [(0.3, 1 << 16), (0.9, 1 << 16), (0.6, 100)])

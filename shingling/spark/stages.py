@@ -258,6 +258,18 @@ class PairMetrics:
         return found
 
 
+def distinct_pairs(scored: DataFrame) -> DataFrame:
+    """Scored pairs -> one row per pair with a relation (a pair can be scored in several postings
+    the cap stars). Shuffled by ``doc_a`` only, which keeps the rows of a pair together: the
+    join to the first document's text (:func:`shingling.spark.verify.verify_candidates`, on the same
+    key and number of partitions) then reads them where they are, without a shuffle of its own,
+    through the cache (Spark keeps a cached plan's partitioning:
+    spark.sql.optimizer.canChangeCachedPlanOutputPartitioning is false by default)."""
+    return (
+        scored.where(F.col(RELATION).isNotNull()).repartition(DOC_A).dropDuplicates([DOC_A, DOC_B])
+    )
+
+
 def near_duplicate_pairs(
     documents: DataFrame,
     *,
@@ -369,7 +381,7 @@ def near_duplicate_pairs(
                 metrics.scored, F.count(F.lit(1)).alias("candidate_pairs")
             )
         scored = scored.unionByName(excerpts_scored)
-    rep_pairs = scored.where(F.col(RELATION).isNotNull()).dropDuplicates([DOC_A, DOC_B])
+    rep_pairs = distinct_pairs(scored)
     if metrics is not None:
         rep_pairs = rep_pairs.observe(
             metrics.candidates, F.count(F.lit(1)).alias("representative_pairs")
@@ -407,7 +419,7 @@ def _planned_pairs(
         threshold=wanted,
         max_posting=cap,
     )
-    rep_pairs = scored.where(F.col(RELATION).isNotNull()).dropDuplicates([DOC_A, DOC_B])
+    rep_pairs = distinct_pairs(scored)
     if verify is not None:
         rep_pairs = verify.decide(rep_pairs, threshold=threshold, cache=cache, planned=True)
     return expand_groups(rep_pairs, grouped, max_exact_group=max_exact_group, k=k)

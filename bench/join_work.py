@@ -112,6 +112,88 @@ def signature_passes(
     return passes
 
 
+@njit(cache=False, nogil=True)
+def _pair_key_rows(
+    offsets: Any, values: Any, frequency: Any, k: int, threshold: float, hot: int, cap: int
+) -> Any:
+    """Join keys with AND-amplification (counted, not built): each sketch's prefix as the job
+    selects it (:func:`shingling.fast.frequency.select_prefixes`: shareable hashes rarest first,
+    the first s - need + 1), a single key for each cold prefix hash (estimate below ``hot``) and,
+    for each hot one at position x, a key for the pair (x, y) of every later y up to the prefix
+    lengthened by one. Lossless: two sketches sharing ``need`` >= 2 hashes share their two
+    smallest shared ones (by the order) within both lengthened prefixes, and the first is cold
+    (single key) or hot, and then so is the second (the order is by frequency). ``need`` = 1
+    keeps single keys. A hash estimated in more than ``cap`` sketches (0: none) keeps its single
+    key too: its posting is capped (a star, linear), which pair keys would split into postings
+    under the cap, each quadratic. Returns (row, key) per key row; a pair key is the two hashes
+    mixed."""
+    most = 0
+    for i in range(len(offsets) - 1):
+        n = min(offsets[i + 1] - offsets[i], k)
+        most += n + n * (n - 1) // 2
+    rows = np.empty(most, dtype=np.int32)
+    keys = np.empty(most, dtype=np.int64)
+    est = np.empty(max(k, 1), dtype=np.int64)
+    held = np.empty(max(k, 1), dtype=np.int64)
+    out = 0
+    for i in range(len(offsets) - 1):
+        start = offsets[i]
+        end = min(offsets[i + 1], start + k)
+        need = min_shared(end - start, threshold)
+        s = 0
+        for j in range(start, end):
+            e = frequency[j]
+            if e >= 2:
+                x = s
+                while x > 0 and (est[x - 1] > e or (est[x - 1] == e and held[x - 1] > values[j])):
+                    est[x] = est[x - 1]
+                    held[x] = held[x - 1]
+                    x -= 1
+                est[x] = e
+                held[x] = values[j]
+                s += 1
+        p = s - need + 1
+        for x in range(max(p, 0)):
+            if est[x] < hot or need < 2 or 0 < cap < est[x]:
+                rows[out] = i
+                keys[out] = held[x]
+                out += 1
+            else:
+                for y in range(x + 1, min(p + 1, s)):
+                    rows[out] = i
+                    keys[out] = (held[x] * np.int64(0x9E3779B97F4A7C15)) ^ held[y]
+                    out += 1
+    return rows[:out], keys[:out]
+
+
+def pair_key_work(
+    offsets: np.ndarray,
+    values: np.ndarray,
+    frequency: np.ndarray,
+    *,
+    k: int,
+    threshold: float,
+    hot: int,
+    max_posting: int,
+    documents: int,
+) -> dict[str, Any]:
+    """The rows, pair tests and signature passes of the join keyed as :func:`_pair_key_rows`."""
+    rows, keys = _pair_key_rows(offsets, values, frequency, k, threshold, hot, max_posting)
+    by_key = np.argsort(keys, kind="stable")
+    sizes, tests = pair_tests(keys, max_posting)
+    passes = signature_passes(rows[by_key], keys[by_key], offsets, values, k, threshold, max_posting)
+    return {
+        "hot_from": hot,
+        "key_rows": len(keys),
+        "key_rows_per_document": round(len(keys) / documents, 2),
+        "largest_posting": int(sizes.max()) if len(sizes) else 0,
+        "pair_tests": tests,
+        "pair_tests_per_document": round(tests / documents, 2),
+        "signature_passes": int(passes),
+        "signature_passes_per_document": round(int(passes) / documents, 2),
+    }
+
+
 def hot_shares(
     rows: np.ndarray,
     hashes: np.ndarray,
@@ -185,8 +267,10 @@ def join_work(
     max_posting: int = 2000,
     frequency_mb: float = 24,
     time_sample: int | None = None,
+    pair_keys: tuple[int, ...] = (),
 ) -> dict[str, Any]:
-    """The prefix join's rows, postings and pair tests for the documents table of ``run``."""
+    """The prefix join's rows, postings and pair tests for the documents table of ``run`` (and,
+    for each of ``pair_keys``, those of the join keyed by :func:`_pair_key_rows` from it)."""
     started = time.monotonic()
     table = ds.dataset(run / "documents", format="parquet").to_table(
         columns=[DOC_ID, N_SHINGLES, SKETCH, TEXT_HASH]
@@ -226,6 +310,21 @@ def join_work(
             ),
         }
         del by_hash
+        if pair_keys:
+            frequency = frequencies.estimates(offsets, values, k=k)
+            found[name]["pair_keys"] = [
+                pair_key_work(
+                    offsets,
+                    values,
+                    frequency,
+                    k=k,
+                    threshold=threshold,
+                    hot=hot,
+                    max_posting=max_posting,
+                    documents=sketched,
+                )
+                for hot in pair_keys
+            ]
         if time_sample:
             found[name]["timed"] = time_postings(
                 reps.select([DOC_ID, N_SHINGLES, SKETCH]),
@@ -249,6 +348,13 @@ def main(argv: list[str] | None = None) -> int:
         type=int,
         help="time the compiled posting loop on one hash in this many (a power of two; 1: all)",
     )
+    parser.add_argument(
+        "--pair-keys",
+        type=lambda v: tuple(int(x) for x in v.split(",")),
+        default=(),
+        help="also count a join keyed by pairs of prefix hashes estimated in at least this many "
+        "sketches (comma-separated: one count each)",
+    )
     parser.add_argument("--json", type=Path, help="also write the figures here")
     args = parser.parse_args(argv)
     results = []
@@ -259,6 +365,7 @@ def main(argv: list[str] | None = None) -> int:
                 max_posting=args.max_posting,
                 frequency_mb=args.frequency_mb,
                 time_sample=args.time_sample,
+                pair_keys=args.pair_keys,
             )
         )
         print(json.dumps(results[-1], indent=2), flush=True)

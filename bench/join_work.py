@@ -122,8 +122,9 @@ def _pair_key_rows(
     for each hot one at position x, a key for the pair (x, y) of every later y up to the prefix
     lengthened by one. Lossless: two sketches sharing ``need`` >= 2 hashes share their two
     smallest shared ones (by the order) within both lengthened prefixes, and the first is cold
-    (single key) or hot, and then so is the second (the order is by frequency). ``need`` = 1
-    keeps single keys. A hash estimated in more than ``cap`` sketches (0: none) keeps its single
+    (single key) or hot, and then so is the second (the order is by frequency). A sketch whose
+    ``need`` is 1 (a few hashes) emits the single key of each hot hash as well as its pair keys,
+    so that it meets the sketches it shares one hash with and the larger ones on their pair keys. A hash estimated in more than ``cap`` sketches (0: none) keeps its single
     key too: its posting is capped (a star, linear), which pair keys would split into postings
     under the cap, each quadratic. Returns (row, key) per key row; a pair key is the two hashes
     mixed."""
@@ -158,7 +159,7 @@ def _pair_key_rows(
                 rows[out] = i
                 keys[out] = held[x]
                 out += 1
-            else:
+            if hot <= est[x] and not 0 < cap < est[x]:
                 for y in range(x + 1, min(p + 1, s)):
                     rows[out] = i
                     keys[out] = (held[x] * np.int64(0x9E3779B97F4A7C15)) ^ held[y]
@@ -181,7 +182,9 @@ def pair_key_work(
     rows, keys = _pair_key_rows(offsets, values, frequency, k, threshold, hot, max_posting)
     by_key = np.argsort(keys, kind="stable")
     sizes, tests = pair_tests(keys, max_posting)
-    passes = signature_passes(rows[by_key], keys[by_key], offsets, values, k, threshold, max_posting)
+    passes = signature_passes(
+        rows[by_key], keys[by_key], offsets, values, k, threshold, max_posting
+    )
     return {
         "hot_from": hot,
         "key_rows": len(keys),

@@ -9,8 +9,10 @@ import pyarrow as pa
 import pytest
 from testdata import licence_words, light_edits, sample_corpus
 
-from bench.join_work import HOT_SIZES, hot_shares, pair_tests, signature_passes
+from bench.join_work import HOT_SIZES, _pair_key_rows, hot_shares, pair_tests, signature_passes
 from shingling.fast import postings
+from shingling.fast.estimators import min_shared
+from shingling.fast.frequency import FrequencySketch, select_prefixes
 from shingling.fast.postings import sketch_arrays
 from shingling.normalize import words
 from shingling.sketch import sketch
@@ -94,3 +96,32 @@ def test_the_jobs_loop_counts_the_work_join_work_counts(threshold: float, cap: i
     )
     stars = int(np.sum(scored.column("star").to_numpy(zero_copy_only=False)))
     assert stars <= scored.num_rows <= work.signature_passes + stars < work.tested
+
+
+@pytest.mark.parametrize("threshold", [0.3, 0.5])
+@pytest.mark.parametrize("hot", [2, 4, 1000])
+def test_pair_keys_lose_no_pair_the_prefixes_must_meet(threshold: float, hot: int) -> None:
+    # every two sketches sharing min_shared hashes of the larger one (the pairs whose prefixes
+    # must meet) share a key of the pair-keyed join too, whatever is hot; no cap
+    found = real_sketches()
+    offsets, values = sketch_arrays(pa.array([list(s) for s in found], pa.list_(pa.int64())))
+    frequencies = FrequencySketch(width=4096)
+    frequencies.add(values)
+    estimates = frequencies.estimates(offsets, values, k=K)
+    rows, keys = _pair_key_rows(offsets, values, estimates, K, threshold, hot, 0)
+    keys_of: dict[int, set[int]] = {}
+    for row, key in zip(rows.tolist(), keys.tolist(), strict=True):
+        keys_of.setdefault(row, set()).add(key)
+    must = 0
+    for a in range(len(found)):
+        for b in range(a + 1, len(found)):
+            shared = len(set(found[a]) & set(found[b]))
+            if shared >= min_shared(min(K, max(len(found[a]), len(found[b]))), threshold):
+                must += 1
+                assert keys_of.get(a, set()) & keys_of.get(b, set()), (a, b)
+    assert must >= 20
+    prefix_rows, prefix_hashes, _ = select_prefixes(offsets, values, estimates, K, threshold, 0)
+    if hot == 1000:  # nothing that hot here: the job's own prefix keys, row for row
+        assert rows.tolist() == prefix_rows.tolist() and keys.tolist() == prefix_hashes.tolist()
+    else:  # pair keys (a mix of two hashes, none of them a hash) replace the hot ones
+        assert not set(keys.tolist()) <= set(values.tolist())

@@ -37,7 +37,7 @@ import pyarrow.compute as pc
 import pyarrow.dataset as ds
 from numba import njit
 
-from shingling.fast.estimators import min_shared
+from shingling.fast.estimators import min_shared, sizes_may_reach
 from shingling.fast.frequency import FrequencySketch
 from shingling.fast.postings import (
     SIGNATURE_WORDS,
@@ -50,6 +50,10 @@ from shingling.fast.postings import (
 from shingling.schema import DOC_ID, HASH, N_SHINGLES, SKETCH, TEXT_HASH
 
 THRESHOLDS = {"defaults (candidates from 0.3)": 0.3, "estimate-only (0.5)": 0.5}
+# the cut below which a verifying run drops a pair on its shingle-set sizes, untested (the job's
+# size_floor; the estimate-only run has none)
+SIZE_FLOORS = {"defaults (candidates from 0.3)": 0.5, "estimate-only (0.5)": 0.0}
+NO_SIZES = np.zeros(0, dtype=np.int64)
 # postings of at least this many rows: the share of the rows, the tests and the passes they hold
 HOT_SIZES = (8, 32, 128)
 
@@ -69,7 +73,6 @@ def tests_of(sizes: np.ndarray, max_posting: int) -> int:
     return int((sizes[~capped] * (sizes[~capped] - 1) // 2).sum() + (sizes[capped] - 1).sum())
 
 
-@njit(cache=False, nogil=True)
 def signature_passes(
     rows: Any,
     hashes: Any,
@@ -79,11 +82,35 @@ def signature_passes(
     threshold: float,
     max_posting: int,
     min_size: int = 2,
+    sizes: Any = NO_SIZES,
+    size_floor: float = 0.0,
 ) -> int:
     """Of the pairs the postings test (``hashes`` sorted, ``rows`` the sketch of each), how many
     the signatures' bound passes: the arithmetic of ``postings.signatures_may_reach``, with the
     sketches reached through ``rows``; a posting of more than ``max_posting`` rows (0: no cap) is
-    a star, whose pairs are not tested. Only postings of at least ``min_size`` rows count."""
+    a star, whose pairs are not tested. Only postings of at least ``min_size`` rows count. With
+    ``size_floor``, a pair whose shingle-set sizes (``sizes``, by sketch) keep its Jaccard under
+    it is refused first, as the job's loop refuses it (``sizes_may_reach``)."""
+    return int(
+        _signature_passes(
+            rows, hashes, offsets, values, k, threshold, max_posting, min_size, sizes, size_floor
+        )
+    )
+
+
+@njit(cache=False, nogil=True)
+def _signature_passes(
+    rows: Any,
+    hashes: Any,
+    offsets: Any,
+    values: Any,
+    k: int,
+    threshold: float,
+    max_posting: int,
+    min_size: int,
+    sizes: Any,
+    size_floor: float,
+) -> int:
     n = len(hashes)
     signatures = np.zeros((64, SIGNATURE_WORDS + 1), dtype=np.uint64)  # a row each, grown as needed
     passes = 0
@@ -100,6 +127,10 @@ def signature_passes(
             for i in range(start, end):
                 ka = min(offsets[rows[i] + 1] - offsets[rows[i]], k)
                 for j in range(i + 1, end):
+                    if size_floor > 0 and not sizes_may_reach(
+                        sizes[rows[i]], sizes[rows[j]], size_floor
+                    ):
+                        continue
                     kb = min(offsets[rows[j] + 1] - offsets[rows[j]], k)
                     need = min_shared(min(k, max(ka, kb)), threshold)
                     a, b = i - start, j - start
@@ -205,6 +236,8 @@ def hot_shares(
     k: int,
     threshold: float,
     max_posting: int,
+    sizes: np.ndarray = NO_SIZES,
+    size_floor: float = 0.0,
 ) -> dict[str, dict[str, int]]:
     """For each size of :data:`HOT_SIZES`: the prefix rows in postings of at least that many rows,
     the pairs those postings test and the tests the signatures pass there (``hashes`` sorted).
@@ -218,7 +251,18 @@ def hot_shares(
             "prefix_rows": int((per_row >= size).sum()),
             "pair_tests": tests_of(counts[counts >= max(2, size)].astype(np.int64), max_posting),
             "signature_passes": int(
-                signature_passes(rows, hashes, offsets, values, k, threshold, max_posting, size)
+                signature_passes(
+                    rows,
+                    hashes,
+                    offsets,
+                    values,
+                    k,
+                    threshold,
+                    max_posting,
+                    size,
+                    sizes,
+                    size_floor,
+                )
             ),
         }
     return found
@@ -291,14 +335,16 @@ def join_work(
         "representatives": reps.num_rows,
         "frequency_sketch_filled": round(frequencies.filled, 3),
     }
+    n_shingles = reps[N_SHINGLES].to_numpy().astype(np.int64)
     for name, threshold in THRESHOLDS.items():
         rows, hashes, _ = frequencies.select_prefixes(
             offsets, values, k=k, threshold=threshold, max_posting=max_posting
         )
         sizes, tests = pair_tests(hashes, max_posting)
         by_hash = np.argsort(hashes, kind="stable")
+        floor = {"sizes": n_shingles, "size_floor": SIZE_FLOORS[name]}
         passes = signature_passes(
-            rows[by_hash], hashes[by_hash], offsets, values, k, threshold, max_posting
+            rows[by_hash], hashes[by_hash], offsets, values, k, threshold, max_posting, 2, **floor
         )
         found[name] = {
             "prefix_rows": len(hashes),
@@ -309,7 +355,7 @@ def join_work(
             "pair_tests_per_document": round(tests / sketched, 2),
             "signature_passes": int(passes),
             "in_postings_of_at_least": hot_shares(
-                rows[by_hash], hashes[by_hash], offsets, values, k, threshold, max_posting
+                rows[by_hash], hashes[by_hash], offsets, values, k, threshold, max_posting, **floor
             ),
         }
         del by_hash

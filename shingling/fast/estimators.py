@@ -4,7 +4,8 @@
 
 A sketch is a sorted run of a values array (row i: ``values[offsets[i]:offsets[i + 1]]``, its
 bottom-k part the first ``k``). The rules themselves (:func:`shingling.pairs.min_shared`,
-:func:`shingling.pairs.relation_code`) are compiled from the reference's own functions; the
+:func:`shingling.pairs.relation_code`, :func:`shingling.pairs.sizes_may_reach`) are compiled
+from the reference's own functions; the
 estimates are the reference's arithmetic on sorted runs, tested equal pair by pair
 (tests/shingling/fast/test_postings.py: pairs scored, and ``may_reach`` on real and random
 sketches; tests/shingling/test_pairs.py: ``min_shared``).
@@ -23,6 +24,7 @@ from shingling.fast.compiled import Compiled
 # the reference rules themselves, compiled
 min_shared = njit(inline="always")(pairs.min_shared)
 relation_code = njit(inline="always")(pairs.relation_code)
+sizes_may_reach = njit(inline="always")(pairs.sizes_may_reach)
 
 
 @njit(inline="always")

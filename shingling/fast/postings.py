@@ -28,7 +28,13 @@ from numba import njit
 
 from shingling import pairs
 from shingling.fast.compiled import U64, Compiled, grown
-from shingling.fast.estimators import may_reach, min_shared, score_pair, score_rows
+from shingling.fast.estimators import (
+    may_reach,
+    min_shared,
+    score_pair,
+    score_rows,
+    sizes_may_reach,
+)
 from shingling.fast.frequency import FrequencySketch, select_prefixes
 from shingling.schema import (
     DOC_A,
@@ -158,6 +164,7 @@ def score_table(
     containment_threshold: float | None = None,
     max_posting: int = 0,
     work: JoinWork | None = None,
+    size_floor: float = 0.0,
 ) -> pa.RecordBatch:
     """Prefix rows with every posting complete and adjacent -> the scored pairs of each posting
     (and, into ``work`` if given, the loop's pair tests and signature passes).
@@ -166,7 +173,9 @@ def score_table(
     (:func:`prefix_rows`) only in the first one, by the prefix order. Without ``containment_threshold`` the pairs
     that cannot reach ``threshold`` (:func:`shingling.pairs.may_reach`) are dropped unscored. A
     posting of more than ``max_posting`` rows (0: no cap) pairs each of its documents with its
-    first in id order only (a star, at linear cost), every such pair scored.
+    first in id order only (a star, at linear cost), every such pair scored. ``size_floor`` (a
+    verifying run's cut, without ``containment_threshold``): the pairs of a posting whose
+    shingle-set sizes keep their exact Jaccard under it are dropped untested (0: none).
 
     >>> rows = pa.table({"hash": [7, 7, 9], "doc_id": ["b", "a", "c"], "n_shingles": [2, 2, 2],
     ...                  "sketch": [[1, 7], [1, 7], [2, 9]]})
@@ -195,6 +204,7 @@ def score_table(
         containment_threshold is None,
         max_posting,
         earlier,
+        size_floor if containment_threshold is None else 0.0,
     )
     if work is not None:
         work.add(done[0], done[1], len(a))
@@ -276,6 +286,7 @@ def score_sorted_batches(
     containment_threshold: float | None = None,
     max_posting: int = 0,
     work: JoinWork | None = None,
+    size_floor: float = 0.0,
 ) -> Iterator[pa.RecordBatch]:
     """Batches of prefix rows sorted by hash -> scored pairs (see :func:`score_table`; ``work``,
     if given, counts the loop's work).
@@ -288,6 +299,7 @@ def score_sorted_batches(
         "containment_threshold": containment_threshold,
         "max_posting": max_posting,
         "work": work,
+        "size_floor": size_floor,
     }
     pending: list[pa.RecordBatch] = []
     for batch in batches:
@@ -404,6 +416,7 @@ def _score_postings(
     test_first: bool,
     max_posting: int,
     earlier: Any,
+    size_floor: float,
 ) -> tuple[Any, Any, Any, Any, Any, Any, Any, Any, Any]:
     """Every pair of rows with the same hash (rows sorted by hash), tested and scored.
 
@@ -424,6 +437,9 @@ def _score_postings(
         earlier: per row, the positions of its prefix hashes before this one
             (:func:`shingling.fast.frequency.select_prefixes`): a pair that shares one of those is left to that hash's
             posting; 0 or -1 for none.
+        size_floor: with ``test_first``, a pair whose shingle-set sizes alone keep its exact
+            Jaccard under this (:func:`shingling.pairs.sizes_may_reach`) is dropped before any
+            test (a verifying run's cut: verification would refuse it); 0: none.
 
     Returns:
         Per scored pair: row of doc_a, row of doc_b, matches, jaccard, containment_a,
@@ -472,9 +488,13 @@ def _score_postings(
                         continue
                     tested += 1
                     # tested here, before _consider: most pairs fail, and passing the arrays of
-                    # found pairs in and out costs more than the test; the signatures first, then
-                    # (for the few they cannot refuse) the intersection itself
+                    # found pairs in and out costs more than the test; the sizes, the signatures,
+                    # then (for the few they cannot refuse) the intersection itself
                     if test_first:
+                        if size_floor > 0 and not sizes_may_reach(
+                            n_shingles[i], n_shingles[j], size_floor
+                        ):
+                            continue
                         if not signatures_may_reach(signatures, offsets, i, j, k, threshold):
                             continue
                         passes += 1

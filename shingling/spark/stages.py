@@ -370,6 +370,8 @@ def near_duplicate_pairs(
         max_posting=cap,
         capped=metrics.capped if metrics else None,
         work=metrics.work if metrics else None,
+        # verification refuses a pair whose sizes keep its Jaccard under the cut: never scored
+        size_floor=threshold if verify is not None and containment_threshold is None else 0.0,
     )
     if containment_threshold is not None:
         excerpts = containment_candidates(
@@ -418,6 +420,7 @@ def _planned_pairs(
         k=k,
         threshold=wanted,
         max_posting=cap,
+        size_floor=threshold if verify is not None else 0.0,
     )
     rep_pairs = distinct_pairs(scored)
     if verify is not None:

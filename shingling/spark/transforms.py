@@ -457,6 +457,7 @@ def scored_prefix_pairs(
     max_posting: int | None = None,
     capped: CappedDocuments | None = None,
     work: JoinWorkCounter | None = None,
+    size_floor: float = 0.0,
 ) -> DataFrame:
     """(hash, doc_id, n_shingles, sketch) prefix rows -> scored pairs of documents sharing a hash.
 
@@ -475,7 +476,9 @@ def scored_prefix_pairs(
     copies, whose every hash is hot) would add that many squared pairs; its documents are paired
     only with the smallest of them (a star, every such pair scored), which keeps them linked at
     linear cost; ``capped``, if given, gathers the documents paired that way (each once), and
-    ``work`` the pairs the loop tested.
+    ``work`` the pairs the loop tested. ``size_floor``: a verifying run's cut, below which the
+    shingle-set sizes alone keep a pair's exact Jaccard (such pairs are dropped untested; 0:
+    none, and none with ``containment_threshold``).
     """
     # the columns score_sorted_batches writes, in Spark's types
     schema = from_arrow_schema(output_schema(to_arrow_type(prefixes.schema[DOC_ID].dataType)))
@@ -493,6 +496,7 @@ def scored_prefix_pairs(
             containment_threshold=containment_threshold,
             max_posting=max_posting or 0,
             work=done,
+            size_floor=size_floor,
         ):
             if ids is not None and pc.any(out.column(STAR)).as_py():
                 star = out.filter(out.column(STAR))

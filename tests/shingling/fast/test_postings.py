@@ -18,6 +18,7 @@ from shingling import pairs
 from shingling.estimators import containment, jaccard, matches
 from shingling.fast import estimators, postings
 from shingling.fast.postings import (
+    JoinWork,
     pack,
     score_pair_batch,
     score_sorted_batches,
@@ -161,6 +162,24 @@ def test_the_test_before_scoring_drops_only_pairs_below_the_threshold(threshold:
     assert reaching <= kept
     assert tested.num_rows < everything.num_rows  # and it drops candidates
     assert all(r["relation"] in (None, "near_duplicate") for r in tested.to_pylist())
+
+
+@pytest.mark.parametrize("floor", [0.5, 0.8])
+def test_the_size_floor_drops_exactly_the_pairs_whose_sizes_cannot_reach_it(floor: float) -> None:
+    # the sample's excerpts are half their documents: pairs of very different sizes to refuse
+    found = sketches()
+    rows = posting_rows(found)
+    work, floored_work = JoinWork(), JoinWork()
+    every = score_table(rows, k=K, threshold=0.3, work=work).to_pylist()
+    floored = score_table(rows, k=K, threshold=0.3, size_floor=floor, work=floored_work)
+    fit = [r for r in every if pairs.sizes_may_reach(r["shingles_a"], r["shingles_b"], floor)]
+    assert 0 < len(fit) < len(every)
+    assert floored.to_pylist() == fit  # the same rows, in the same order, scored the same
+    assert floored_work.tested == work.tested  # met as before, refused before the signatures
+    assert floored_work.signature_passes < work.signature_passes
+    # not with a containment threshold: an excerpt's sizes are far apart by nature
+    within = {"k": K, "threshold": 0.3, "containment_threshold": 0.5}
+    assert score_table(rows, **within, size_floor=floor).equals(score_table(rows, **within))
 
 
 def test_a_posting_over_the_cap_is_a_star_around_its_first_id() -> None:

@@ -38,7 +38,7 @@ import pyarrow.dataset as ds
 from numba import njit
 
 from shingling.fast.estimators import min_shared, sizes_may_reach
-from shingling.fast.frequency import FrequencySketch
+from shingling.fast.frequency import FrequencySketch, shareable_in_order
 from shingling.fast.postings import (
     SIGNATURE_WORDS,
     popcount,
@@ -53,7 +53,6 @@ THRESHOLDS = {"defaults (candidates from 0.3)": 0.3, "estimate-only (0.5)": 0.5}
 # the cut below which a verifying run drops a pair on its shingle-set sizes, untested (the job's
 # size_floor; the estimate-only run has none)
 SIZE_FLOORS = {"defaults (candidates from 0.3)": 0.5, "estimate-only (0.5)": 0.0}
-NO_SIZES = np.zeros(0, dtype=np.int64)
 # postings of at least this many rows: the share of the rows, the tests and the passes they hold
 HOT_SIZES = (8, 32, 128)
 
@@ -73,6 +72,7 @@ def tests_of(sizes: np.ndarray, max_posting: int) -> int:
     return int((sizes[~capped] * (sizes[~capped] - 1) // 2).sum() + (sizes[capped] - 1).sum())
 
 
+@njit(cache=False, nogil=True)
 def signature_passes(
     rows: Any,
     hashes: Any,
@@ -82,35 +82,15 @@ def signature_passes(
     threshold: float,
     max_posting: int,
     min_size: int = 2,
-    sizes: Any = NO_SIZES,
+    sizes: Any = None,
     size_floor: float = 0.0,
 ) -> int:
     """Of the pairs the postings test (``hashes`` sorted, ``rows`` the sketch of each), how many
     the signatures' bound passes: the arithmetic of ``postings.signatures_may_reach``, with the
     sketches reached through ``rows``; a posting of more than ``max_posting`` rows (0: no cap) is
     a star, whose pairs are not tested. Only postings of at least ``min_size`` rows count. With
-    ``size_floor``, a pair whose shingle-set sizes (``sizes``, by sketch) keep its Jaccard under
-    it is refused first, as the job's loop refuses it (``sizes_may_reach``)."""
-    return int(
-        _signature_passes(
-            rows, hashes, offsets, values, k, threshold, max_posting, min_size, sizes, size_floor
-        )
-    )
-
-
-@njit(cache=False, nogil=True)
-def _signature_passes(
-    rows: Any,
-    hashes: Any,
-    offsets: Any,
-    values: Any,
-    k: int,
-    threshold: float,
-    max_posting: int,
-    min_size: int,
-    sizes: Any,
-    size_floor: float,
-) -> int:
+    ``sizes`` (by sketch) and ``size_floor``, a pair whose shingle-set sizes keep its Jaccard
+    under it is refused first, as the job's loop refuses it (``sizes_may_reach``)."""
     n = len(hashes)
     signatures = np.zeros((64, SIGNATURE_WORDS + 1), dtype=np.uint64)  # a row each, grown as needed
     passes = 0
@@ -127,10 +107,11 @@ def _signature_passes(
             for i in range(start, end):
                 ka = min(offsets[rows[i] + 1] - offsets[rows[i]], k)
                 for j in range(i + 1, end):
-                    if size_floor > 0 and not sizes_may_reach(
-                        sizes[rows[i]], sizes[rows[j]], size_floor
-                    ):
-                        continue
+                    if sizes is not None:  # typed None: the branch is compiled out
+                        if size_floor > 0 and not sizes_may_reach(
+                            sizes[rows[i]], sizes[rows[j]], size_floor
+                        ):
+                            continue
                     kb = min(offsets[rows[j] + 1] - offsets[rows[j]], k)
                     need = min_shared(min(k, max(ka, kb)), threshold)
                     a, b = i - start, j - start
@@ -155,10 +136,10 @@ def _pair_key_rows(
     smallest shared ones (by the order) within both lengthened prefixes, and the first is cold
     (single key) or hot, and then so is the second (the order is by frequency). A sketch whose
     ``need`` is 1 (a few hashes) emits the single key of each hot hash as well as its pair keys,
-    so that it meets the sketches it shares one hash with and the larger ones on their pair keys. A hash estimated in more than ``cap`` sketches (0: none) keeps its single
-    key too: its posting is capped (a star, linear), which pair keys would split into postings
-    under the cap, each quadratic. Returns (row, key) per key row; a pair key is the two hashes
-    mixed."""
+    so that it meets the sketches it shares one hash with and the larger ones on their pair keys.
+    A hash estimated in more than ``cap`` sketches (0: none) keeps its single key too: its
+    posting is capped (a star, linear), which pair keys would split into postings under the cap,
+    each quadratic. Returns (row, key) per key row; a pair key is the two hashes mixed."""
     most = 0
     for i in range(len(offsets) - 1):
         n = min(offsets[i + 1] - offsets[i], k)
@@ -167,23 +148,13 @@ def _pair_key_rows(
     keys = np.empty(most, dtype=np.int64)
     est = np.empty(max(k, 1), dtype=np.int64)
     held = np.empty(max(k, 1), dtype=np.int64)
+    where = np.empty(max(k, 1), dtype=np.int64)
     out = 0
     for i in range(len(offsets) - 1):
         start = offsets[i]
         end = min(offsets[i + 1], start + k)
         need = min_shared(end - start, threshold)
-        s = 0
-        for j in range(start, end):
-            e = frequency[j]
-            if e >= 2:
-                x = s
-                while x > 0 and (est[x - 1] > e or (est[x - 1] == e and held[x - 1] > values[j])):
-                    est[x] = est[x - 1]
-                    held[x] = held[x - 1]
-                    x -= 1
-                est[x] = e
-                held[x] = values[j]
-                s += 1
+        s = shareable_in_order(values, frequency, start, end, est, held, where)
         p = s - need + 1
         for x in range(max(p, 0)):
             if est[x] < hot or need < 2 or 0 < cap < est[x]:
@@ -236,7 +207,7 @@ def hot_shares(
     k: int,
     threshold: float,
     max_posting: int,
-    sizes: np.ndarray = NO_SIZES,
+    sizes: np.ndarray | None = None,
     size_floor: float = 0.0,
 ) -> dict[str, dict[str, int]]:
     """For each size of :data:`HOT_SIZES`: the prefix rows in postings of at least that many rows,

@@ -225,6 +225,32 @@ def _estimate_bottom(offsets: Any, values: Any, k: int, counts: Any, multipliers
     return out
 
 
+@njit(inline="always")
+def shareable_in_order(
+    values: Any, frequency: Any, start: int, end: int, est: Any, held: Any, where: Any
+) -> int:
+    """The hashes of ``values[start:end]`` found in at least two sketches (``frequency``, aligned
+    with ``values``), ordered by (frequency, hash) into ``est`` (their frequencies), ``held``
+    (the hashes) and ``where`` (their positions from ``start``); returns how many. The order
+    of every join prefix: rarest first."""
+    s = 0
+    for j in range(start, end):
+        e = frequency[j]
+        if e >= 2:
+            # insertion into the run est/held, kept sorted by (frequency, hash): at most k
+            x = s
+            while x > 0 and (est[x - 1] > e or (est[x - 1] == e and held[x - 1] > values[j])):
+                est[x] = est[x - 1]
+                held[x] = held[x - 1]
+                where[x] = where[x - 1]
+                x -= 1
+            est[x] = e
+            held[x] = values[j]
+            where[x] = j - start
+            s += 1
+    return s
+
+
 def _select_prefixes(
     offsets: Any,
     values: Any,
@@ -262,21 +288,7 @@ def _select_prefixes(
         start = offsets[i]
         end = min(offsets[i + 1], start + k)
         need = min_shared(end - start, threshold)
-        s = 0
-        for j in range(start, end):
-            e = frequency[j]
-            if e >= 2:
-                # insertion into the run est/held, kept sorted by (frequency, hash): at most k
-                x = s
-                while x > 0 and (est[x - 1] > e or (est[x - 1] == e and held[x - 1] > values[j])):
-                    est[x] = est[x - 1]
-                    held[x] = held[x - 1]
-                    where[x] = where[x - 1]
-                    x -= 1
-                est[x] = e
-                held[x] = values[j]
-                where[x] = j - start
-                s += 1
+        s = shareable_in_order(values, frequency, start, end, est, held, where)
         mask = 0
         for x in range(s - need + 1):
             rows[out] = i

@@ -116,6 +116,7 @@ def test_the_api_decision_clusters_and_components_are_those_dedup_writes(
         deduplicate(pairs)
 
 
+@pytest.mark.history
 def test_the_api_nightly_step_commits_a_batch_as_the_job_does(
     spark: SparkSession, corpus: Path, tmp_path: Path
 ) -> None:

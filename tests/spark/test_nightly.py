@@ -229,6 +229,7 @@ def test_document_arriving_again_replaces_its_sketch(spark, corpus, tmp_path):
     )
 
 
+@pytest.mark.history
 def test_repeated_ids_in_a_batch_are_skipped_and_the_rest_is_processed(
     spark, corpus, corpus_pairs, tmp_path
 ):

@@ -162,6 +162,7 @@ def run_decided_night(spark: SparkSession, tmp: Path, batch: str, date: str) -> 
     )
 
 
+@pytest.mark.history
 def test_each_night_publishes_its_kept_and_removed_documents_beside_its_pairs(
     spark: SparkSession, corpus: pa.Table, truth: set[frozenset], tmp_path: Path
 ) -> None:
@@ -202,6 +203,7 @@ def test_each_night_publishes_its_kept_and_removed_documents_beside_its_pairs(
     )
 
 
+@pytest.mark.history
 def test_a_night_killed_before_publishing_its_decisions_is_published_by_the_next(
     spark: SparkSession, corpus: pa.Table, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

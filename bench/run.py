@@ -3,9 +3,9 @@
     python -m bench.run --docs 100000 [--no-skew] [--only scan,pipeline] [--seed 42] [--timeout S]
     python -m bench.run --docs 100000 --skew-compare     the pipeline with and without skew
 
-Each runner is its own process (spark-submit, or python for datasketch), timed end to end with JVM
-start-up included, its whole process tree's resident memory sampled every 0.2 s. The table goes to
-the terminal and to ``bench/results/<docs>-<time>.md`` and ``.json``.
+Each runner is its own process (spark-submit, or python for datasketch and rensa), timed end to end
+with JVM start-up included, its whole process tree's resident memory sampled every 0.2 s. The table
+goes to the terminal and to ``bench/results/<docs>-<time>.md`` and ``.json``.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ import sys
 import time
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
+from importlib.metadata import version as _version
 from pathlib import Path
 from typing import Any
 
@@ -37,7 +38,7 @@ BIN = REPO / ".venv" / "bin"
 PROPERTIES = REPO / "conf" / "spark-local.conf"
 ZIP = REPO / "dist" / "shingling.zip"
 SAMPLE = REPO / "data" / "sample" / "corpus.parquet"
-RUNNERS = ("scan", "pipeline", "estimate", "dedup", "api", "mllib", "datasketch")
+RUNNERS = ("scan", "pipeline", "estimate", "dedup", "api", "mllib", "datasketch", "rensa")
 LABELS = {
     "scan": "scan floor (Spark: read, sum lengths)",
     "pipeline": "shingling (defaults: every pair verified, exact Jaccard)",
@@ -46,7 +47,10 @@ LABELS = {
     "dedup": "shingling dedup of the pipeline run (jobs/dedup.py)",
     "mllib": "Spark MLlib MinHashLSH (5 tables)",
     "datasketch": "datasketch MinHashLSH (128 perm, 1 process)",
+    "rensa": "rensa RMinHashLSH (128 perm, 32 bands × 4, 1 process)",
 }
+#: The peers whose time the defaults are set against (issue 37, point 5), in the table's order.
+PEERS = ("rensa", "datasketch", "mllib")
 # The peers get the pipeline's shuffle settings (shingling/default.toml [spark]), so that no one pays
 # for Spark's default of 200 shuffle partitions on two cores.
 PEER_CONF = {
@@ -191,16 +195,17 @@ def run_one(name: str, corpus: Corpus, out: Path, args: argparse.Namespace) -> R
         cmd = spark_submit(
             script, ["--input", str(corpus.path), "--output", str(pairs)], args.driver_memory, peer
         )
-    elif name == "datasketch":
-        if corpus.meta["documents"] > args.datasketch_max_docs:
+    elif name in ("datasketch", "rensa"):
+        if name == "datasketch" and corpus.meta["documents"] > args.datasketch_max_docs:
             return Run(
                 name, "skipped", detail={"why": f"more than {args.datasketch_max_docs} documents"}
             )
-        pairs = out / "datasketch-pairs.parquet"
+        pairs = out / f"{name}-pairs.parquet"
+        module = {"datasketch": "bench.peers.datasketch_lsh", "rensa": "bench.peers.rensa_lsh"}
         cmd = [
             str(BIN / "python"),
             "-m",
-            "bench.peers.datasketch_lsh",
+            module[name],
             "--input",
             str(corpus.path),
             "--output",
@@ -256,6 +261,7 @@ def machine() -> dict:
         "python": platform.python_version(),
         "pyspark": pyspark.__version__,
         "datasketch": datasketch.__version__,
+        "rensa": _version("rensa"),
         "spark_cores": spark_cores(),
         "load_average": [round(x, 2) for x in os.getloadavg()],
     }
@@ -367,6 +373,24 @@ def pipeline_note(runs: list[Run]) -> str:
     return text
 
 
+def peers_note(runs: list[Run]) -> str:
+    """The defaults' whole-process time against each peer's, on the same corpus in one invocation:
+    above 1 the defaults are slower; against a peer that timed out, a bound."""
+    p = next((r for r in runs if r.name == "pipeline" and r.status == "ok" and r.wall), None)
+    if p is None or p.wall is None:
+        return ""
+    parts = []
+    for name in PEERS:
+        peer = next((r for r in runs if r.name == name and r.wall), None)
+        if peer is None or peer.wall is None or peer.status not in ("ok", "timeout"):
+            continue
+        ratio = p.wall / peer.wall
+        parts.append(f"{'< ' if peer.status == 'timeout' else ''}{ratio:.2f}× {name}'s")
+    if not parts:
+        return ""
+    return f"The defaults' whole process against the peers': {', '.join(parts)}."
+
+
 def evaluate_runs(
     corpus: Corpus, runs: list[Run], args: argparse.Namespace
 ) -> tuple[dict[str, Quality], dict]:
@@ -391,7 +415,7 @@ def machine_line(before: dict, after: dict) -> str:
     return (
         f"Machine: {after['cpu']}, {after['cores']} cores, {after['memory_gib']} GiB, "
         f"Spark local[{after['spark_cores']}], pyspark {after['pyspark']}, commit {after['commit']}, "
-        f"datasketch {after['datasketch']}; load average {before['load_average']} before, "
+        f"datasketch {after['datasketch']}, rensa {after.get('rensa')}; load average {before['load_average']} before, "
         f"{after['load_average']} after (on a shared machine the times are noisy)."
     )
 
@@ -460,6 +484,7 @@ def bench(args: argparse.Namespace) -> int:
             settings,
             table(runs, quality, text_mb),
             pipeline_note(runs),
+            peers_note(runs),
             ""
             if args.no_truth
             else f"Acceptance curve: share of the planted and randomly sampled pairs (of distinct "

@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from bench.run import Run, measure, parse_args, pipeline_note, table
+from bench.run import Run, measure, parse_args, peers_note, pipeline_note, table
 from bench.truth import Quality
 
 
@@ -22,6 +22,7 @@ def test_measure_tells_success_failure_and_timeout_apart(tmp_path) -> None:
 
 def test_unknown_runner_is_refused(capsys) -> None:
     assert parse_args(["--only", "scan,pipeline"]).only == ["scan", "pipeline"]
+    assert parse_args(["--only", "pipeline,rensa"]).only == ["pipeline", "rensa"]
     with pytest.raises(SystemExit):
         parse_args(["--only", "scan,minhash"])
     assert "minhash" in capsys.readouterr().err
@@ -86,3 +87,15 @@ def test_the_note_gives_the_joins_work_per_document_from_the_summary() -> None:
         "documents": detail["documents"],
     }
     assert "per sketched document" not in pipeline_note([Run("pipeline", "ok", 40.0, detail=old)])
+
+
+def test_the_peers_note_sets_the_defaults_against_each_peer_and_bounds_a_timeout() -> None:
+    runs = [
+        Run("pipeline", "ok", 60.0),
+        Run("rensa", "ok", 40.0),
+        Run("datasketch", "skipped"),
+        Run("mllib", "timeout", 600.0),
+    ]
+    note = peers_note(runs)
+    assert note == "The defaults' whole process against the peers': 1.50× rensa's, < 0.10× mllib's."
+    assert peers_note([Run("pipeline", "failed", 60.0), Run("rensa", "ok", 40.0)]) == ""

@@ -286,6 +286,8 @@ def table(runs: list[Run], quality: dict[str, Quality], text_mb: float) -> str:
             lines.append(f"| {LABELS[r.name]} | {r.status} |" + " – |" * 10)
             continue
         vs_floor = _f(r.wall / floor, 1) if floor else "–"
+        if floor and r.status == "timeout":  # a runner killed at the timeout: a lower bound
+            vs_floor = f"> {vs_floor}"
         if mllib is None or mllib.wall is None:
             vs_mllib = "–"
         elif mllib.status == "ok":

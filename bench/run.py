@@ -47,7 +47,7 @@ LABELS = {
     "dedup": "shingling dedup of the pipeline run (jobs/dedup.py)",
     "mllib": "Spark MLlib MinHashLSH (5 tables)",
     "datasketch": "datasketch MinHashLSH (128 perm, 1 process)",
-    "rensa": "rensa RMinHashLSH (128 perm, 32 bands × 4, 1 process)",
+    "rensa": "rensa RMinHashLSH (128 perm, 32 bands × 4, exact copies set aside, 1 process)",
 }
 #: The peers whose time the defaults are set against (issue 37, point 5), in the table's order.
 PEERS = ("rensa", "datasketch", "mllib")
@@ -210,6 +210,7 @@ def run_one(name: str, corpus: Corpus, out: Path, args: argparse.Namespace) -> R
             str(corpus.path),
             "--output",
             str(pairs),
+            *(["--copies-once"] if name == "rensa" else []),
         ]
         cores = 1
     else:

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from scipy.optimize import nnls
 
 REPO = Path(__file__).resolve().parents[1]
 MODES = {"pipeline": "defaults (candidates from 0.3)", "estimate": "estimate-only (0.5)"}
@@ -44,11 +45,19 @@ def loop_terms(work: dict[str, Any]) -> list[float]:
     return terms
 
 
+def nonnegative_fit(a: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Least squares with every constant at least zero (a cost cannot be negative): with four
+    timings for three constants, two of whose terms grow together, the unconstrained fit can
+    trade a negative cost a test against a larger one a passed test."""
+    constants, _ = nnls(a, y)
+    return np.asarray(constants, dtype=float)
+
+
 def fit_loop(by_docs: dict[int, dict[str, Any]], calibrate: list[int]) -> dict[str, np.ndarray]:
     """Per mode, the compiled loop's CPU seconds per unit of each of :func:`loop_terms`, fitted to
     its timings (whole, not sampled) at the calibration sizes. With the signature passes counted,
-    one set of three constants for both modes (the same loop, at two thresholds) by least squares
-    over the four timings; else two constants per mode through its two timings."""
+    one set of three constants for both modes (the same loop, at two thresholds) by least squares,
+    none negative, over the four timings; else two constants per mode through its two timings."""
     terms: dict[str, list[list[float]]] = {}
     seconds: dict[str, list[float]] = {}
     for mode in MODES.values():
@@ -64,7 +73,7 @@ def fit_loop(by_docs: dict[int, dict[str, Any]], calibrate: list[int]) -> dict[s
     if all(len(t) == 3 for rows in terms.values() for t in rows):
         a = np.array([t for mode in MODES.values() for t in terms[mode]])
         y = np.array([x for mode in MODES.values() for x in seconds[mode]])
-        shared, *_ = np.linalg.lstsq(a, y, rcond=None)
+        shared = nonnegative_fit(a, y)
         return {mode: shared for mode in MODES.values()}
     return {
         mode: np.linalg.solve(np.array([t[:2] for t in terms[mode]]), np.array(seconds[mode]))

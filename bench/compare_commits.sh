@@ -46,7 +46,9 @@ key = [("doc_a", "ascending"), ("doc_b", "ascending")]
 same = old.column_names == new.column_names and old.sort_by(key).equals(new.sort_by(key))
 for n in ("old", "new"):
     s = json.load(open(f"{out}/{n}/summary.json"))
-    print(f"{n}: stage seconds {s['stage_seconds']}, pairs written {s['pairs']['written']}")
+    p = s["pairs"]
+    work = {k: p[k] for k in ("pairs_tested", "signature_passes", "candidate_pairs") if k in p}
+    print(f"{n}: stage seconds {s['stage_seconds']}, pairs written {p['written']}, work {work}")
 print(f"pair tables equal row for row, every column: {same} ({old.num_rows} and {new.num_rows} rows)")
 PY
 rm -rf "$OUT"

@@ -11,6 +11,7 @@ import itertools
 import json
 import re
 import shutil
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -128,10 +129,17 @@ def rows() -> list[dict[str, Any]]:
     return corpus_rows()
 
 
+@cache
+def corpus_sketches() -> dict[str, Sketch]:
+    """The library's sketch of each of the first TOP_DOCS documents, made once a process."""
+    return {r["doc_id"]: sketch(r["text"]) for r in corpus_rows(TOP_DOCS)}
+
+
 @pytest.fixture(scope="module")
 def library(rows: list[dict[str, Any]]) -> dict[str, Sketch]:
-    """The library's sketch of every document, made once."""
-    return {r["doc_id"]: sketch(r["text"]) for r in rows}
+    """The library's sketch of every document."""
+    made = corpus_sketches()
+    return {r["doc_id"]: made[r["doc_id"]] for r in rows}
 
 
 @pytest.fixture(scope="module")
@@ -494,8 +502,7 @@ def all_pairs(table: pa.Table, threshold: float) -> pa.Table:
 @pytest.fixture(scope="module")
 def run_with_pairs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, pa.Table, pa.Table]:
     # the whole sample corpus holds exact-duplicate groups that are near-duplicates of each other
-    rows = pq.read_table(CORPUS, columns=["doc_id", "text"]).to_pylist()
-    documents = documents_table([r for r in rows if r["text"] and words(r["text"])][:TOP_DOCS])
+    documents = documents_table(corpus_rows(TOP_DOCS), corpus_sketches())
     pairs = all_pairs(documents, 0.6)
     out = tmp_path_factory.mktemp("top") / "out"
     write_run(out, documents)

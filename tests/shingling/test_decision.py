@@ -96,7 +96,7 @@ def excerpts_of(links: list[Link], groups: dict) -> list[tuple[int, int]]:
     ]
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=200, deadline=None)
 @given(graphs(), st.booleans(), st.booleans())
 def test_every_removed_document_has_a_kept_near_duplicate_and_no_kept_pair_reaches_the_cut(
     graph: tuple, descending: bool, containment: bool
@@ -116,7 +116,7 @@ def test_every_removed_document_has_a_kept_near_duplicate_and_no_kept_pair_reach
             assert not decisions[x.kept_id].removed
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=200, deadline=None)
 @given(graphs(), st.booleans())
 def test_the_kept_set_is_the_sequential_greedy_and_the_rounds_compute_it(
     graph: tuple, containment: bool
@@ -154,7 +154,7 @@ def test_the_kept_set_is_the_sequential_greedy_and_the_rounds_compute_it(
     assert {d for d, x in decisions.items() if not x.removed} == kept
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(graphs())
 def test_each_exact_group_keeps_at_most_one_member_and_its_best(graph: tuple) -> None:
     docs, links, keys = graph

@@ -69,7 +69,7 @@ def _assert_batch_equals_reference(
         assert getattr(named, field).tolist() == getattr(got, field).tolist(), field
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=120, deadline=None)
 @given(st.lists(st.tuples(DOCUMENT, DOCUMENT), min_size=1, max_size=8), st.integers(1, 6))
 def test_batch_overlap_equals_reference_on_random_unicode(
     pairs: list[tuple[str | None, str | None]], width: int
@@ -77,7 +77,7 @@ def test_batch_overlap_equals_reference_on_random_unicode(
     _assert_batch_equals_reference(pairs, width)
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=60, deadline=None)
 @given(st.lists(overlapping_pair(), min_size=1, max_size=5), st.sampled_from(["words", "chars"]))
 def test_batch_overlap_equals_reference_on_overlapping_texts(
     pairs: list[tuple[str, str]], unit: str
@@ -85,7 +85,7 @@ def test_batch_overlap_equals_reference_on_overlapping_texts(
     _assert_batch_equals_reference(pairs, 4 if unit == "words" else 6, unit)
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=60, deadline=None)
 @given(
     st.lists(DOCUMENT, min_size=1, max_size=4),
     st.lists(st.tuples(st.integers(0, 3), st.integers(0, 3)), min_size=1, max_size=12),
@@ -124,6 +124,8 @@ def test_batch_overlap_equals_reference_on_sets_larger_than_the_hash_table(unit:
     licences = list(licence_texts().values())
     long, other = " ".join(licences), " ".join(reversed(licences))
     width = 4 if unit == "words" else 6
+    if unit == "chars":  # a few times SET_SIZE // 2 shingles is enough, and the reference is slow
+        long, other = long[:40_000], other[:40_000]
     assert len(shingle_set(long, width=width, unit=unit)) > SET_SIZE // 2
     pairs = [(long, other), (licences[0], long), (long, licences[1]), (long, long), (other, None)]
     _assert_batch_equals_reference(pairs, width, unit)

@@ -11,7 +11,6 @@ from testdata import (
     library_row,
     licence_texts,
     sample_corpus,
-    sample_corpus_rows,
 )
 
 from shingling.fast.sketch import sketch_batch
@@ -135,9 +134,9 @@ def test_width_or_k_below_one_is_refused(width: int, k: int) -> None:
 
 
 def test_real_corpus_batch_equals_per_document_sketches() -> None:
-    ids, texts = zip(*sample_corpus(), strict=True)
-    expected = sample_corpus_rows()
-    assert batch_rows(pa.array(texts), 4, 20) == [expected[i] for i in ids]
+    # a third of the sample corpus (the reference is slow); the Spark tier's parity test takes all
+    _, texts = zip(*sample_corpus()[::3], strict=True)
+    assert batch_rows(pa.array(texts), 4, 20) == expected_rows(list(texts), 4, 20)
 
 
 @pytest.mark.parametrize(("width", "k"), [(4, 20), (1, 5), (7, 64), (2, 1)])

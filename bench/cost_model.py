@@ -2,12 +2,13 @@
 
     python -m bench.cost_model --scaling bench/results/scaling-T.json \
         --join-work bench/results/join-work-T.json [--join-work ...] [--calibrate 100000,1000000] \
-        [--join-work-counts bench/results/join-work-U.json ...]
+        [--join-work-counts bench/results/join-work-U.json ...] \
+        [--verify-cost bench/results/verify-cost-V.json]
 
 A run's time in the job is sketching plus the pair stage:
 
     sketch(N) = s0 + s N
-    pair(N)   = p0 + p N + (r R + t T + u P) / cores
+    pair(N)   = p0 + p N + (r R + t T + u P) / cores + v V
 
 where N is the documents, R the prefix rows of the join, T the pairs its postings test and P the
 tests the signatures pass, each then an intersection (all counted by bench/join_work.py from the
@@ -15,7 +16,11 @@ run's documents table: they are properties of the corpus and the code; T grows w
 the documents that share a hash). r, t and u, the compiled posting loop's CPU per row, per test
 and per test passed, are fitted to that loop timed in one process (join_work --time-sample;
 without P counted, r and t per mode); s0, s, p0, p to the job's stage times at the calibration sizes (summary.json, from the scaling
-bench). Every other size is a check: the model's in-job seconds against the measured ones.
+bench). V is the candidates verified against their texts (``pairs.verification`` in the run's
+summary; none in the estimate-only run), and v a candidate's wall seconds in verification, measured
+on its own by bench/verify_cost.py (``--verify-cost``; without it there is no V term, and
+verification's cost falls in p N). Every other size is a check: the model's in-job seconds against
+the measured ones.
 ``--join-work-counts`` files give only their counts: their timings, of another version of the
 loop, are not checked against the constants.
 """
@@ -87,8 +92,27 @@ def line(x: list[float], y: list[float]) -> tuple[float, float]:
     return y[0] - slope * x[0], slope
 
 
+def verify_seconds(verify_cost: dict[str, Any]) -> float:
+    """Wall seconds a candidate costs verification (its joins to the two texts, the hand-over to
+    Python and the exact overlap), from a bench/verify_cost.py result.
+
+    >>> verify_seconds({"candidates": 2_000_000, "seconds": {"verify": 20.0}})
+    1e-05
+    """
+    return float(verify_cost["seconds"]["verify"]) / int(verify_cost["candidates"])
+
+
+def verified(size: dict[str, Any], key: str) -> int:
+    """The candidates a run verified against their texts (0 for a run that verifies none)."""
+    return int(size[key]["detail"]["pairs"].get("verification", {}).get("candidates_verified", 0))
+
+
 def model(
-    scaling: dict[str, Any], work: list[dict[str, Any]], calibrate: list[int], cores: int
+    scaling: dict[str, Any],
+    work: list[dict[str, Any]],
+    calibrate: list[int],
+    cores: int,
+    verify_s: float = 0.0,
 ) -> dict[str, Any]:
     by_docs = {w["sketched"]: w for w in work}
     sizes = {s["docs"]: s for s in scaling["sizes"]}
@@ -133,9 +157,11 @@ def model(
             if n in by_docs
         }
         stages = {n: sizes[n][key]["detail"]["stage_seconds"] for n in sizes}
+        verify = {n: verify_s * verified(sizes[n], key) for n in sizes}
         s0, s = line([float(n) for n in calibrate], [stages[n]["sketch"] for n in calibrate])
         p0, p = line(
-            [float(n) for n in calibrate], [stages[n]["pairs"] - loop[n] for n in calibrate]
+            [float(n) for n in calibrate],
+            [stages[n]["pairs"] - loop[n] - verify[n] for n in calibrate],
         )
         # the rest of the job (the final count): a constant, its mean at the calibration sizes
         rest = float(
@@ -144,7 +170,7 @@ def model(
             )
         )
         for n in sorted(loop):
-            sketch, pair = s0 + s * n, p0 + p * n + loop[n]
+            sketch, pair = s0 + s * n, p0 + p * n + loop[n] + verify[n]
             measured = stages[n]["total"]
             rows.append(
                 {
@@ -156,6 +182,7 @@ def model(
                     "model_pair_s": round(pair, 1),
                     "measured_pair_s": stages[n]["pairs"],
                     "of_which_loop_s": round(loop[n], 1),
+                    "of_which_verify_s": round(verify[n], 1),
                     "model_in_job_s": round(sketch + pair + rest, 1),
                     "measured_in_job_s": measured,
                     "error": round((sketch + pair + rest) / measured - 1, 3),
@@ -164,6 +191,7 @@ def model(
                         "s_us": round(s * 1e6, 2),
                         "p0": round(p0, 2),
                         "p_us": round(p * 1e6, 2),
+                        "v_us": round(verify_s * 1e6, 2),
                     },
                 }
             )
@@ -192,8 +220,8 @@ def markdown(result: dict[str, Any], sources: list[str]) -> str:
         )
     lines += [
         "",
-        "| run | documents | sketch s model / measured | pair stage s model / measured (loop) "
-        "| in job s model / measured | error |",
+        "| run | documents | sketch s model / measured | pair stage s model / measured (loop, "
+        "verification) | in job s model / measured | error |",
         "|---|---|---|---|---|---|",
     ]
     for r in result["rows"]:
@@ -201,7 +229,8 @@ def markdown(result: dict[str, Any], sources: list[str]) -> str:
         lines.append(
             f"| {r['mode']} | {r['documents']:,}{tag} | {r['model_sketch_s']} / "
             f"{r['measured_sketch_s']} | {r['model_pair_s']} / {r['measured_pair_s']} "
-            f"({r['of_which_loop_s']}) | {r['model_in_job_s']} / {r['measured_in_job_s']} | "
+            f"({r['of_which_loop_s']}, {r['of_which_verify_s']}) | {r['model_in_job_s']} / "
+            f"{r['measured_in_job_s']} | "
             f"{100 * r['error']:+.0f}% |"
         )
     return "\n".join(lines) + "\n"
@@ -218,6 +247,11 @@ def main(argv: list[str] | None = None) -> int:
         default=[],
         help="join_work files read for their counts only (timed with another version of the loop)",
     )
+    parser.add_argument(
+        "--verify-cost",
+        type=Path,
+        help="a bench/verify_cost.py result: verification's wall seconds a candidate (the V term)",
+    )
     parser.add_argument("--calibrate", default="100000,1000000")
     parser.add_argument("--cores", type=int, default=2)
     args = parser.parse_args(argv)
@@ -228,12 +262,15 @@ def main(argv: list[str] | None = None) -> int:
                 w[mode].pop("timed", None)
             work.append(w)
     calibrate = [int(n) for n in args.calibrate.split(",")]
-    result = model(json.loads(args.scaling.read_text()), work, calibrate, args.cores)
+    verify_s = verify_seconds(json.loads(args.verify_cost.read_text())) if args.verify_cost else 0.0
+    result = model(json.loads(args.scaling.read_text()), work, calibrate, args.cores, verify_s)
     sources = [
         str(args.scaling),
         *map(str, args.join_work),
         *(f"{f} (counts only)" for f in args.join_work_counts),
     ]
+    if args.verify_cost:
+        sources.append(f"{args.verify_cost} (a candidate verified: {verify_s * 1e6:.1f} us)")
     text = markdown(result, sources)
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
     (REPO / "bench" / "results" / f"cost-model-{stamp}.json").write_text(

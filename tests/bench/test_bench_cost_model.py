@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from bench.cost_model import MODES, fit_loop, nonnegative_fit
+from bench.cost_model import MODES, fit_loop, model, nonnegative_fit
 
 
 def test_the_fit_recovers_constants_that_explain_the_timings_exactly() -> None:
@@ -60,3 +60,51 @@ def test_one_set_of_constants_for_both_modes_from_the_timed_loop() -> None:
     constants = fit_loop(by_docs, [100_000, 1_000_000])
     for mode in MODES.values():
         assert np.allclose(constants[mode], truth, rtol=1e-6)
+
+
+def synthetic(verify_s: float) -> tuple[dict, list[dict]]:
+    """A scaling result and join_work counts made by the model itself, with a verification term."""
+    loop = np.array([300e-9, 2e-9, 600e-9])
+    sizes, work = [], []
+    for n in (100_000, 1_000_000, 10_000_000):
+        entry: dict = {"docs": n}
+        counts: dict = {"sketched": n}
+        for key, mode in MODES.items():
+            defaults = key == "pipeline"
+            terms = np.array([10.0 * n, 15.0 * n * n / 1e5, 3.0 * n * n / 1e5])
+            terms = terms if defaults else terms / 2
+            counts[mode] = {
+                "prefix_rows": terms[0],
+                "pair_tests": terms[1],
+                "signature_passes": terms[2],
+                "timed": {"sample": "1/1", "cpu_seconds": float(terms @ loop)},
+            }
+            # the candidates verified grow faster than the documents, as on the bench's recipe
+            candidates = int(0.2 * n * (n / 1e5) ** 0.5) if defaults else 0
+            sketch, pairs = 9.0 + 18e-6 * n, 10.0 + 50e-6 * n + float(terms @ loop) / 2
+            pairs += verify_s * candidates
+            detail = {"candidates_verified": candidates} if defaults else None
+            entry[key] = {
+                "detail": {
+                    "stage_seconds": {"sketch": sketch, "pairs": pairs, "total": sketch + pairs},
+                    "pairs": {"verification": detail} if detail else {},
+                }
+            }
+        sizes.append(entry)
+        work.append(counts)
+    return {"sizes": sizes}, work
+
+
+def test_a_verification_term_in_the_candidates_predicts_the_larger_size_exactly() -> None:
+    scaling, work = synthetic(verify_s=10e-6)
+    with_term = model(scaling, work, [100_000, 1_000_000], cores=2, verify_s=10e-6)
+    rows = {(r["mode"], r["documents"]): r for r in with_term["rows"]}
+    for mode in MODES:
+        assert abs(rows[mode, 10_000_000]["error"]) < 1e-3
+    assert rows["pipeline", 10_000_000]["of_which_verify_s"] > 0
+    assert rows["estimate", 10_000_000]["of_which_verify_s"] == 0
+    # without it, verification's cost is taken as linear in the documents: the check is off
+    without = model(scaling, work, [100_000, 1_000_000], cores=2)
+    off = {(r["mode"], r["documents"]): r["error"] for r in without["rows"]}
+    assert off["pipeline", 10_000_000] < -0.05
+    assert abs(off["estimate", 10_000_000]) < 1e-3

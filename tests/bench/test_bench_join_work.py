@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+from functools import cache
 
 import numpy as np
 import pyarrow as pa
@@ -21,14 +22,15 @@ K = 20
 HOT = HOT_SIZES[0]
 
 
-def real_sketches() -> list[tuple[int, ...]]:
-    """Every 10th document of the sample corpus and a lightly edited copy of each."""
+@cache
+def real_sketches() -> tuple[tuple[int, ...], ...]:
+    """Every 10th document of the sample corpus and a lightly edited copy of each (made once)."""
     rng = random.Random(3)
     found = []
     for _, text in sample_corpus()[::10]:
         edited = " ".join(light_edits(words(text), 0.1, list(licence_words()), rng))
         found += [sketch(text, width=4, k=K).hashes, sketch(edited, width=4, k=K).hashes]
-    return [s for s in found if s]
+    return tuple(s for s in found if s)
 
 
 @pytest.mark.parametrize("threshold", [0.3, 0.5])

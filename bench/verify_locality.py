@@ -1,0 +1,158 @@
+"""How many texts verification ships, today and if its candidates were grouped by document: a lever
+of issue 37 counted before it is built.
+
+    python -m bench.verify_locality CANDIDATE_RUN [--partitions 8,64,512,4096] [--threshold 0.5]
+                                    [--json FILE]
+
+``CANDIDATE_RUN`` is an estimate-only run at the default run's candidate threshold (``--set
+pairs.verify=false --set pairs.threshold=0.3``), as for ``bench/verify_filter.py``: its pairs, less
+those :func:`shingling.pairs.sizes_may_reach` refuses, are the candidates a default run verifies.
+
+Today verification joins each candidate to its two texts (:mod:`shingling.spark.verify`): two
+texts travel per candidate, however many candidates a document is in. The alternative counted here
+brings each candidate to one of P partitions and ships every text once to each partition that needs
+it, where a worker holds the shingle sets of the partition's owners and streams the rest past them:
+
+- ``by_doc``: a candidate goes to the partition of its ``doc_a`` (a hash of the id, as Spark
+  partitions);
+- ``by_hub``: to the partition of whichever of its two documents is in more candidates (ties: the
+  first), so that a document in many candidates (a near copy of a large family, a page of
+  boilerplate) holds its own candidates and travels once;
+- ``by_min_hash``: to the partition of its ``doc_a``, each document's partition chosen by the
+  smallest hash of its sketch instead of its id: two documents of Jaccard J have the same smallest
+  shingle hash with probability J (Broder), so near copies tend to share a partition and a
+  candidate's second text is then already there.
+
+For each, the texts shipped (distinct (partition, document) pairs), their ratio to today's two a
+candidate, and the most owners one partition holds (the sets a worker keeps at once). Counted in
+one process, without Spark; the assignment is a random hash of each document, as a shuffle's is.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from shingling.pairs import SLACK
+from shingling.schema import DOC_A, DOC_B, DOC_ID, EXACT, SHINGLES_A, SHINGLES_B, SKETCH
+
+#: A 64-bit odd multiplier (Fibonacci hashing): a document's partition is the high bits of its code
+#: times this, modulo P.
+MIX = np.uint64(0x9E3779B97F4A7C15)
+
+
+def candidates(run: Path, threshold: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The run's pairs that verification would read texts for, as dense document codes (a, b):
+    those of two distinct texts (verification does not read exact copies) whose shingle-set sizes
+    may reach ``threshold`` (:func:`shingling.pairs.sizes_may_reach`, vectorized here); and, by
+    code, the smallest hash of each document's sketch (from the run's documents table)."""
+    columns = [DOC_A, DOC_B, SHINGLES_A, SHINGLES_B, EXACT]
+    pairs = pq.read_table(run / "pairs", columns=columns)
+    x = pairs[SHINGLES_A].to_numpy().astype(np.float64)
+    y = pairs[SHINGLES_B].to_numpy().astype(np.float64)
+    keep = np.minimum(x, y) / np.maximum(np.maximum(x, y), 1.0) >= threshold - SLACK
+    keep &= ~pairs[EXACT].to_numpy(zero_copy_only=False).astype(bool)
+    pairs = pairs.filter(pa.array(keep))
+    ids = pa.concat_arrays([pairs[DOC_A].combine_chunks(), pairs[DOC_B].combine_chunks()])
+    encoded = pc.dictionary_encode(ids)
+    codes = encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64)
+    docs = pq.read_table(run / "documents", columns=[DOC_ID, SKETCH])
+    row = pc.index_in(encoded.dictionary, value_set=docs[DOC_ID]).to_numpy(zero_copy_only=False)
+    smallest = pc.list_element(docs[SKETCH], 0).to_numpy(zero_copy_only=False)[row]
+    return codes[: pairs.num_rows], codes[pairs.num_rows :], smallest.astype(np.int64)
+
+
+def partition_of(codes: np.ndarray, partitions: int) -> np.ndarray:
+    """Each document's partition: a random hash of its code, as a hash partitioner spreads ids.
+
+    >>> p = partition_of(np.arange(100_000), 8)
+    >>> int(p.min()), int(p.max()), bool(np.all(np.bincount(p) > 11_000))
+    (0, 7, True)
+    """
+    mixed = (codes.astype(np.uint64) * MIX) >> np.uint64(32)
+    return (mixed % np.uint64(partitions)).astype(np.int64)
+
+
+def shipped(
+    owner: np.ndarray, other: np.ndarray, partitions: int, keys: np.ndarray | None = None
+) -> dict[str, int]:
+    """Texts shipped when each candidate (owner, other) goes to its owner's partition: the
+    distinct (partition, document) pairs over both sides; and the most owners one partition holds.
+    A document's partition is :func:`partition_of` its code, or of its value in ``keys`` (by code).
+
+    >>> shipped(np.array([0, 0, 0, 1]), np.array([1, 2, 3, 2]), 1)
+    {'texts': 4, 'most_owners_in_a_partition': 2}
+    """
+    where = partition_of(owner if keys is None else keys[owner], partitions)
+    size = int(max(owner.max(initial=0), other.max(initial=0))) + 1
+    keys = np.concatenate([where * size + owner, where * size + other])
+    owners = np.unique(where * size + owner)
+    held = np.bincount(owners // size, minlength=partitions)
+    return {"texts": int(len(np.unique(keys))), "most_owners_in_a_partition": int(held.max())}
+
+
+def hubs_first(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each candidate oriented (owner, other), the owner the document in more candidates (ties:
+    ``a``).
+
+    >>> hubs_first(np.array([0, 1, 2]), np.array([3, 3, 0]))
+    (array([0, 3, 0]), array([3, 1, 2]))
+    """
+    degree = np.bincount(np.concatenate([a, b]))
+    a_owns = degree[a] >= degree[b]
+    return np.where(a_owns, a, b), np.where(a_owns, b, a)
+
+
+def measure(run: Path, partitions: list[int], threshold: float) -> dict[str, Any]:
+    started = time.perf_counter()
+    a, b, smallest = candidates(run, threshold)
+    count = len(a)
+    out: dict[str, Any] = {
+        "run": str(run),
+        "candidates": count,
+        "documents_in_candidates": int(len(np.unique(np.concatenate([a, b])))),
+        "today_texts": 2 * count,
+        "partitions": {},
+    }
+    owner, other = hubs_first(a, b)
+    for p in partitions:
+        ways = {
+            "by_doc": shipped(a, b, p),
+            "by_hub": shipped(owner, other, p),
+            "by_min_hash": shipped(a, b, p, keys=smallest),
+        }
+        out["partitions"][str(p)] = {
+            way: {**counts, "of_today": round(counts["texts"] / max(2 * count, 1), 4)}
+            for way, counts in ways.items()
+        }
+    out["seconds"] = round(time.perf_counter() - started, 1)
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("run", type=Path, help="an estimate-only run at the candidate threshold")
+    parser.add_argument("--partitions", default="8,64,512,4096")
+    parser.add_argument("--threshold", type=float, default=0.5, help="the default run's cut")
+    parser.add_argument("--json", type=Path, help="write the result there as well")
+    args = parser.parse_args(argv)
+    counts = [int(p) for p in args.partitions.split(",")]
+    result = measure(args.run, counts, args.threshold)
+    text = json.dumps(result, indent=1)
+    print(text)
+    if args.json:
+        args.json.write_text(text + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

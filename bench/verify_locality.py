@@ -2,7 +2,7 @@
 of issue 37 counted before it is built.
 
     python -m bench.verify_locality CANDIDATE_RUN [--partitions 8,64,512,4096] [--threshold 0.5]
-                                    [--json FILE]
+                                    [--corpus CORPUS [--sample 5000000]] [--json FILE]
 
 ``CANDIDATE_RUN`` is an estimate-only run at the default run's candidate threshold (``--set
 pairs.verify=false --set pairs.threshold=0.3``), as for ``bench/verify_filter.py``: its pairs, less
@@ -26,6 +26,9 @@ it, where a worker holds the shingle sets of the partition's owners and streams 
 For each, the texts shipped (distinct (partition, document) pairs), their ratio to today's two a
 candidate, and the most owners one partition holds (the sets a worker keeps at once). Counted in
 one process, without Spark; the assignment is a random hash of each document, as a shuffle's is.
+With ``--corpus`` (the run's input), it also times what such a worker computes: each text's
+shingle set built once, and a sample of candidates counted against the held sets
+(:func:`time_overlap`).
 """
 
 from __future__ import annotations
@@ -42,19 +45,25 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from shingling.exact import overlap
+from shingling.fast.exact import overlaps, shingle_sets
+from shingling.fast.text import Folded
+from shingling.hashing import SEED
 from shingling.pairs import SLACK
-from shingling.schema import DOC_A, DOC_B, DOC_ID, EXACT, SHINGLES_A, SHINGLES_B, SKETCH
+from shingling.schema import DOC_A, DOC_B, DOC_ID, EXACT, SHINGLES_A, SHINGLES_B, SKETCH, TEXT
+from shingling.sketch import DEFAULT_WIDTH
 
 #: A 64-bit odd multiplier (Fibonacci hashing): a document's partition is the high bits of its code
 #: times this, modulo P.
 MIX = np.uint64(0x9E3779B97F4A7C15)
 
 
-def candidates(run: Path, threshold: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def candidates(run: Path, threshold: float) -> tuple[np.ndarray, np.ndarray, np.ndarray, pa.Array]:
     """The run's pairs that verification would read texts for, as dense document codes (a, b):
     those of two distinct texts (verification does not read exact copies) whose shingle-set sizes
     may reach ``threshold`` (:func:`shingling.pairs.sizes_may_reach`, vectorized here); and, by
-    code, the smallest hash of each document's sketch (from the run's documents table)."""
+    code, the smallest hash of each document's sketch (from the run's documents table), and the
+    document id of each code."""
     columns = [DOC_A, DOC_B, SHINGLES_A, SHINGLES_B, EXACT]
     pairs = pq.read_table(run / "pairs", columns=columns)
     x = pairs[SHINGLES_A].to_numpy().astype(np.float64)
@@ -68,7 +77,8 @@ def candidates(run: Path, threshold: float) -> tuple[np.ndarray, np.ndarray, np.
     docs = pq.read_table(run / "documents", columns=[DOC_ID, SKETCH])
     row = pc.index_in(encoded.dictionary, value_set=docs[DOC_ID]).to_numpy(zero_copy_only=False)
     smallest = pc.list_element(docs[SKETCH], 0).to_numpy(zero_copy_only=False)[row]
-    return codes[: pairs.num_rows], codes[pairs.num_rows :], smallest.astype(np.int64)
+    a, b = codes[: pairs.num_rows], codes[pairs.num_rows :]
+    return a, b, smallest.astype(np.int64), encoded.dictionary
 
 
 def partition_of(codes: np.ndarray, partitions: int) -> np.ndarray:
@@ -114,7 +124,7 @@ def hubs_first(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 def measure(run: Path, partitions: list[int], threshold: float) -> dict[str, Any]:
     started = time.perf_counter()
-    a, b, smallest = candidates(run, threshold)
+    a, b, smallest, _ = candidates(run, threshold)
     count = len(a)
     out: dict[str, Any] = {
         "run": str(run),
@@ -138,15 +148,56 @@ def measure(run: Path, partitions: list[int], threshold: float) -> dict[str, Any
     return out
 
 
+def time_overlap(corpus: Path, run: Path, threshold: float, sample: int) -> dict[str, Any]:
+    """What a worker holding its documents' shingle sets pays, in one process: every document of
+    the candidates has its set built once (:func:`shingling.fast.exact.shingle_sets`, as
+    verification builds them), then a sample of ``sample`` candidates, in ``doc_a`` order, has its
+    shared shingles counted against the held sets (:func:`shingling.fast.exact.overlaps`). CPU
+    seconds each, per text and per candidate; 50 of the sampled candidates are checked against
+    :func:`shingling.exact.overlap`."""
+    a, b, _, ids = candidates(run, threshold)
+    texts = pq.read_table(corpus, columns=[DOC_ID, TEXT])
+    texts = texts.filter(pc.is_in(texts[DOC_ID], value_set=ids))
+    row = pc.index_in(ids, value_set=texts[DOC_ID].combine_chunks())
+    text_by_code = texts[TEXT].combine_chunks().take(row)
+    started = time.process_time()
+    starts, ordered, values = shingle_sets(
+        *Folded.of(text_by_code, "words").loop_args(), DEFAULT_WIDTH, np.uint64(SEED)
+    )
+    sets_s = time.process_time() - started
+    rng = np.random.default_rng(0)
+    chosen = rng.choice(len(a), min(sample, len(a)), replace=False)
+    chosen = chosen[np.argsort(a[chosen], kind="stable")]
+    side_a, side_b = a[chosen], b[chosen]
+    started = time.process_time()
+    shared = overlaps(starts, ordered, values, side_a, side_b)
+    overlap_s = time.process_time() - started
+    for i in rng.choice(len(chosen), min(50, len(chosen)), replace=False):
+        x, y = text_by_code[int(side_a[i])].as_py(), text_by_code[int(side_b[i])].as_py()
+        assert int(shared[i]) == overlap(x, y, width=DEFAULT_WIDTH).shared, (x, y)
+    return {
+        "texts": len(text_by_code),
+        "sets_cpu_s": round(sets_s, 2),
+        "us_per_text": round(1e6 * sets_s / max(len(text_by_code), 1), 2),
+        "candidates_timed": len(chosen),
+        "overlap_cpu_s": round(overlap_s, 2),
+        "us_per_candidate": round(1e6 * overlap_s / max(len(chosen), 1), 3),
+    }
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("run", type=Path, help="an estimate-only run at the candidate threshold")
     parser.add_argument("--partitions", default="8,64,512,4096")
     parser.add_argument("--threshold", type=float, default=0.5, help="the default run's cut")
     parser.add_argument("--json", type=Path, help="write the result there as well")
+    parser.add_argument("--corpus", type=Path, help="also time the sets held and the overlaps")
+    parser.add_argument("--sample", type=int, default=5_000_000, help="candidates timed")
     args = parser.parse_args(argv)
     counts = [int(p) for p in args.partitions.split(",")]
     result = measure(args.run, counts, args.threshold)
+    if args.corpus:
+        result["held_sets"] = time_overlap(args.corpus, args.run, args.threshold, args.sample)
     text = json.dumps(result, indent=1)
     print(text)
     if args.json:

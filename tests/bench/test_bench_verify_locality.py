@@ -3,17 +3,20 @@
 from __future__ import annotations
 
 import doctest
+import itertools
 import random
 from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
+from testdata import sample_corpus
 
 import bench.verify_locality
-from bench.verify_locality import measure, partition_of
+from bench.verify_locality import measure, partition_of, time_overlap
+from shingling.exact import shingle_set
 from shingling.pairs import sizes_may_reach
-from shingling.schema import DOC_A, DOC_B, DOC_ID, EXACT, SHINGLES_A, SHINGLES_B, SKETCH
+from shingling.schema import DOC_A, DOC_B, DOC_ID, EXACT, SHINGLES_A, SHINGLES_B, SKETCH, TEXT
 
 
 def candidate_run(
@@ -94,3 +97,21 @@ def test_the_counts_equal_a_brute_force_assignment(tmp_path: Path) -> None:
 
 def test_its_doctests_pass() -> None:
     assert doctest.testmod(bench.verify_locality).failed == 0
+
+
+def test_the_held_sets_count_what_the_library_counts(tmp_path: Path) -> None:
+    docs = sample_corpus()[:40]
+    sets = {d: shingle_set(t, width=4) for d, t in docs}
+    rows = [
+        (a, b, len(sets[a]), len(sets[b]), False)
+        for a, b in itertools.combinations(sorted(sets), 2)
+        if len(sets[a] & sets[b]) > 0 or (a, b) < (docs[3][0], docs[9][0])
+    ]
+    run = candidate_run(tmp_path, rows, dict.fromkeys(sets, 1))
+    pq.write_table(
+        pa.table({DOC_ID: [d for d, _ in docs], TEXT: [t for _, t in docs]}), tmp_path / "c.parquet"
+    )
+    held = time_overlap(tmp_path / "c.parquet", run, 0.0, sample=10_000)
+    # every pair (the size bound refuses none at 0) counted, each of the 50 checked equal inside
+    assert held["candidates_timed"] == len(rows) >= 50
+    assert held["texts"] == len({d for r in rows for d in r[:2]})

@@ -26,7 +26,6 @@ union and the filter is exact.
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import sys
 import time
@@ -39,6 +38,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 from numba import njit
 
+from bench import print_json
 from shingling.estimators import jaccard as estimated_jaccard
 from shingling.exact import shingle_set
 from shingling.fast.exact import shingle_sets
@@ -240,10 +240,7 @@ def main(argv: list[str] | None = None) -> int:
         threshold=args.threshold,
         miss=args.miss,
     )
-    text = json.dumps(out, indent=2)
-    print(text)
-    if args.json:
-        args.json.write_text(text + "\n")
+    print_json(out, args.json)
     return 0
 
 

@@ -34,7 +34,6 @@ shingle set built once, and a sample of candidates counted against the held sets
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 from pathlib import Path
@@ -45,6 +44,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from bench import print_json
 from shingling.exact import overlap
 from shingling.fast.exact import overlaps, shingle_sets
 from shingling.fast.text import Folded
@@ -198,10 +198,7 @@ def main(argv: list[str] | None = None) -> int:
     result = measure(args.run, counts, args.threshold)
     if args.corpus:
         result["held_sets"] = time_overlap(args.corpus, args.run, args.threshold, args.sample)
-    text = json.dumps(result, indent=1)
-    print(text)
-    if args.json:
-        args.json.write_text(text + "\n")
+    print_json(result, args.json)
     return 0
 
 

@@ -25,7 +25,8 @@ it, where a worker holds the shingle sets of the partition's owners and streams 
 
 For each, the texts shipped (distinct (partition, document) pairs), their ratio to today's two a
 candidate, and the most owners one partition holds (the sets a worker keeps at once). Counted in
-one process, without Spark; the assignment is a random hash of each document, as a shuffle's is.
+one process, without Spark; a partition is a random hash of each document's id (or, ``by_min_hash``,
+of its smallest sketch hash), as a shuffle's is.
 With ``--corpus`` (the run's input), it also times what such a worker computes: each text's
 shingle set built once, and a sample of candidates counted against the held sets
 (:func:`time_overlap`).
@@ -36,6 +37,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -43,13 +45,14 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
+from numba import vectorize
 
 from bench import print_json
 from shingling.exact import overlap
 from shingling.fast.exact import overlaps, shingle_sets
 from shingling.fast.text import Folded
 from shingling.hashing import SEED
-from shingling.pairs import SLACK
+from shingling.pairs import sizes_may_reach
 from shingling.schema import DOC_A, DOC_B, DOC_ID, EXACT, SHINGLES_A, SHINGLES_B, SKETCH, TEXT
 from shingling.sketch import DEFAULT_WIDTH
 
@@ -57,18 +60,31 @@ from shingling.sketch import DEFAULT_WIDTH
 #: times this, modulo P.
 MIX = np.uint64(0x9E3779B97F4A7C15)
 
+#: :func:`shingling.pairs.sizes_may_reach`, the library's own rule, compiled over arrays.
+sizes_may_reach_all = vectorize(["boolean(int64, int64, float64)"])(sizes_may_reach)
 
-def candidates(run: Path, threshold: float) -> tuple[np.ndarray, np.ndarray, np.ndarray, pa.Array]:
-    """The run's pairs that verification would read texts for, as dense document codes (a, b):
-    those of two distinct texts (verification does not read exact copies) whose shingle-set sizes
-    may reach ``threshold`` (:func:`shingling.pairs.sizes_may_reach`, vectorized here); and, by
-    code, the smallest hash of each document's sketch (from the run's documents table), and the
-    document id of each code."""
+
+@dataclass(frozen=True)
+class Candidates:
+    """Verification's candidates as dense document codes: ``a[i]``, ``b[i]``; by code, the
+    smallest hash of the document's sketch and its id."""
+
+    a: np.ndarray
+    b: np.ndarray
+    smallest: np.ndarray
+    ids: pa.Array
+
+
+def candidates(run: Path, threshold: float) -> Candidates:
+    """The run's pairs that verification would read texts for: those of two distinct texts
+    (verification does not read exact copies) whose shingle-set sizes may reach ``threshold``
+    (:func:`shingling.pairs.sizes_may_reach`), the smallest sketch hashes from the run's documents
+    table."""
     columns = [DOC_A, DOC_B, SHINGLES_A, SHINGLES_B, EXACT]
     pairs = pq.read_table(run / "pairs", columns=columns)
-    x = pairs[SHINGLES_A].to_numpy().astype(np.float64)
-    y = pairs[SHINGLES_B].to_numpy().astype(np.float64)
-    keep = np.minimum(x, y) / np.maximum(np.maximum(x, y), 1.0) >= threshold - SLACK
+    x = pairs[SHINGLES_A].to_numpy().astype(np.int64)
+    y = pairs[SHINGLES_B].to_numpy().astype(np.int64)
+    keep = sizes_may_reach_all(x, y, threshold)
     keep &= ~pairs[EXACT].to_numpy(zero_copy_only=False).astype(bool)
     pairs = pairs.filter(pa.array(keep))
     ids = pa.concat_arrays([pairs[DOC_A].combine_chunks(), pairs[DOC_B].combine_chunks()])
@@ -78,7 +94,7 @@ def candidates(run: Path, threshold: float) -> tuple[np.ndarray, np.ndarray, np.
     row = pc.index_in(encoded.dictionary, value_set=docs[DOC_ID]).to_numpy(zero_copy_only=False)
     smallest = pc.list_element(docs[SKETCH], 0).to_numpy(zero_copy_only=False)[row]
     a, b = codes[: pairs.num_rows], codes[pairs.num_rows :]
-    return a, b, smallest.astype(np.int64), encoded.dictionary
+    return Candidates(a, b, smallest.astype(np.int64), encoded.dictionary)
 
 
 def partition_of(codes: np.ndarray, partitions: int) -> np.ndarray:
@@ -104,10 +120,10 @@ def shipped(
     """
     where = partition_of(owner if keys is None else keys[owner], partitions)
     size = int(max(owner.max(initial=0), other.max(initial=0))) + 1
-    keys = np.concatenate([where * size + owner, where * size + other])
+    needed = np.concatenate([where * size + owner, where * size + other])
     owners = np.unique(where * size + owner)
     held = np.bincount(owners // size, minlength=partitions)
-    return {"texts": int(len(np.unique(keys))), "most_owners_in_a_partition": int(held.max())}
+    return {"texts": int(len(np.unique(needed))), "most_owners_in_a_partition": int(held.max())}
 
 
 def hubs_first(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -122,12 +138,13 @@ def hubs_first(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return np.where(a_owns, a, b), np.where(a_owns, b, a)
 
 
-def measure(run: Path, partitions: list[int], threshold: float) -> dict[str, Any]:
+def measure(found: Candidates, partitions: list[int]) -> dict[str, Any]:
+    """The texts each assignment ships at each partition count (:func:`shipped`), against today's
+    two a candidate."""
     started = time.perf_counter()
-    a, b, smallest, _ = candidates(run, threshold)
+    a, b, smallest = found.a, found.b, found.smallest
     count = len(a)
     out: dict[str, Any] = {
-        "run": str(run),
         "candidates": count,
         "documents_in_candidates": int(len(np.unique(np.concatenate([a, b])))),
         "today_texts": 2 * count,
@@ -148,14 +165,14 @@ def measure(run: Path, partitions: list[int], threshold: float) -> dict[str, Any
     return out
 
 
-def time_overlap(corpus: Path, run: Path, threshold: float, sample: int) -> dict[str, Any]:
+def time_overlap(corpus: Path, found: Candidates, sample: int) -> dict[str, Any]:
     """What a worker holding its documents' shingle sets pays, in one process: every document of
     the candidates has its set built once (:func:`shingling.fast.exact.shingle_sets`, as
     verification builds them), then a sample of ``sample`` candidates, in ``doc_a`` order, has its
     shared shingles counted against the held sets (:func:`shingling.fast.exact.overlaps`). CPU
     seconds each, per text and per candidate; 50 of the sampled candidates are checked against
     :func:`shingling.exact.overlap`."""
-    a, b, _, ids = candidates(run, threshold)
+    a, b, ids = found.a, found.b, found.ids
     texts = pq.read_table(corpus, columns=[DOC_ID, TEXT])
     texts = texts.filter(pc.is_in(texts[DOC_ID], value_set=ids))
     row = pc.index_in(ids, value_set=texts[DOC_ID].combine_chunks())
@@ -195,9 +212,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sample", type=int, default=5_000_000, help="candidates timed")
     args = parser.parse_args(argv)
     counts = [int(p) for p in args.partitions.split(",")]
-    result = measure(args.run, counts, args.threshold)
+    found = candidates(args.run, args.threshold)
+    result = {"run": str(args.run), **measure(found, counts)}
     if args.corpus:
-        result["held_sets"] = time_overlap(args.corpus, args.run, args.threshold, args.sample)
+        result["held_sets"] = time_overlap(args.corpus, found, args.sample)
     print_json(result, args.json)
     return 0
 
